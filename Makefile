@@ -1,0 +1,14 @@
+# The two set-up commands a newcomer needs (see README): `make demo` and `make test`.
+.PHONY: deps demo test lint
+
+deps:
+	@scripts/install-deps
+
+demo: deps
+	swift run -c release stash-example
+
+test: deps
+	swift test
+
+lint:
+	swift format lint --strict --recursive Sources Tests
