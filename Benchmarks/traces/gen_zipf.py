@@ -49,7 +49,10 @@ def parse_size_spec(spec: str) -> tuple[str, dict[str, float]]:
             name, _, value = item.partition("=")
             if name not in params:
                 raise argparse.ArgumentTypeError(f"unknown lognormal parameter {name!r} in {spec!r}")
-            params[name] = float(value)
+            try:
+                params[name] = float(value)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"lognormal {name} must be a number: {spec!r}") from None
         if params["median"] <= 0 or params["sigma"] < 0:
             raise argparse.ArgumentTypeError(f"need median > 0 and sigma >= 0: {spec!r}")
         return kind, params

@@ -79,16 +79,16 @@ def oracle_reader(csv_path: str) -> TraceReader:
     return TraceReader(oracle_path, TraceType.ORACLE_GENERAL_TRACE)
 
 
-def largest_object(csv_path: str) -> int:
-    sizes = np.loadtxt(csv_path, delimiter=",", skiprows=1, usecols=2, dtype=np.int64, ndmin=1)
-    return int(sizes.max())
+def request_sizes(csv_path: str) -> np.ndarray:
+    """The size column, one entry per request (numpy's C parser: ~0.1 s per 1M rows)."""
+    return np.loadtxt(csv_path, delimiter=",", skiprows=1, usecols=2, dtype=np.int64, ndmin=1)
 
 
 def replay(csv_path: str, policies: list[str], fractions: list[float]) -> list[dict]:
     reader = oracle_reader(csv_path)
     n_objects, wss_bytes = reader.get_working_set_size()
     n_requests = reader.get_num_of_req()
-    max_size = largest_object(csv_path)
+    sizes = request_sizes(csv_path)
     results = []
     for fraction in fractions:
         cache_bytes = max(1, int(fraction * wss_bytes))
@@ -114,8 +114,12 @@ def replay(csv_path: str, policies: list[str], fractions: list[float]) -> list[d
             # window is never cached, which inflates its miss ratios on small
             # caches or heavy-tailed sizes. Flag it instead of hiding it.
             window_bytes = int(cache_bytes * WTINYLFU_WINDOW)
-            if policy == "W-TinyLFU" and window_bytes < max_size:
-                result["note"] = f"window {window_bytes} B < largest object {max_size} B: larger objects never admitted"
+            too_big = sizes > window_bytes
+            if policy == "W-TinyLFU" and too_big.any():
+                result["note"] = (
+                    f"objects over its {window_bytes} B window are never admitted: "
+                    f"{too_big.mean():.1%} of requests, {sizes[too_big].sum() / sizes.sum():.1%} of bytes"
+                )
             print(json.dumps(result), flush=True)
             results.append(result)
     return results
