@@ -204,8 +204,11 @@ extension DiskCache {
             if !dryRun { try? POSIXFile.remove(path) }  // a file that cannot be removed stays an orphan
         }
         let temporary = root + "/tmp"
-        for name in POSIXFile.contents(of: temporary) where POSIXFile.isAbandoned(temporary + "/" + name) {
-            discard(temporary + "/" + name)
+        for name in POSIXFile.contents(of: temporary) {
+            if let size = POSIXFile.removeIfAbandoned(temporary + "/" + name, dryRun: dryRun) {
+                count += 1
+                bytes += size
+            }
         }
         var pending: [String] = []
         func checkPending() throws {

@@ -157,20 +157,19 @@ extension DiskCache {
 
     /// Opens a new locked temporary file, recreating the directories if they were deleted.
     private func createTemporaryFile(forKey key: String) throws -> (path: String, descriptor: Int32) {
-        var path = temporaryPath()
-        do {
-            return (path, try POSIXFile.createLocked(path))
-        } catch where error.errno == ENOENT {
-            try? POSIXFile.makeDirectory(root + "/tmp")  // the retry below reports any real failure
-            path = temporaryPath()
+        var recreated = false
+        for _ in 0..<8 {
+            let path = temporaryPath()
             do {
-                return (path, try POSIXFile.createLocked(path))
+                if let fd = try POSIXFile.createLocked(path) { return (path, fd) }
+            } catch where error.errno == ENOENT && !recreated {
+                recreated = true
+                try? POSIXFile.makeDirectory(root + "/tmp")  // the next attempt reports any real failure
             } catch {
                 throw ioError(error, "Cannot create a temporary file in \(root)/tmp for '\(key)'")
             }
-        } catch {
-            throw ioError(error, "Cannot create a temporary file in \(root)/tmp for '\(key)'")
         }
+        throw StashError(.io, "Cannot create a temporary file in \(root)/tmp for '\(key)': it keeps disappearing.")
     }
 
     func ioError(_ error: any Error, _ what: String) -> StashError {
@@ -210,12 +209,21 @@ extension DiskCache {
             if moving {
                 // Reading once is unavoidable (the checksum); then a same-device rename avoids a copy.
                 try Self.hashFile(input, path: source, into: &hasher, copyingTo: nil, copied: &copied)
-                if Foundation.rename(source, path) == 0 {
+                // Lock the source before it enters tmp/, so that the orphan collector never sees
+                // it unlocked there.
+                let locked = try POSIXFile.openLocked(source)
+                if copied == size && Foundation.rename(source, path) == 0 {
                     Foundation.close(fd)
-                    let locked = try POSIXFile.openLocked(path)
                     return TemporaryFile(path: path, descriptor: locked, checksum: hasher.finalize())
                 }
-                guard errno == EXDEV else { throw POSIXFile.error("rename \(source) -> \(path)") }
+                let renameError = errno
+                Foundation.close(locked)
+                guard copied == size else {
+                    throw POSIXErrorCode(operation: "read \(source) (size changed while copying)", errno: EIO)
+                }
+                guard renameError == EXDEV else {
+                    throw POSIXErrorCode(operation: "rename \(source) -> \(path)", errno: renameError)
+                }
                 lseek(input, 0, SEEK_SET)
                 hasher = Checksum()
                 copied = 0

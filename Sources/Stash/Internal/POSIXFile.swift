@@ -30,14 +30,22 @@ enum POSIXFile {
     /// Opens a new file for writing that no one else has, holding an exclusive `flock` on it.
     ///
     /// The lock tells the orphan collector, in this or any other process, that the file is
-    /// still being written; the kernel drops it when the writer exits, even on SIGKILL.
-    static func createLocked(_ path: String) throws(POSIXErrorCode) -> Int32 {
+    /// still being written; the kernel drops it when the writer exits, even on SIGKILL. The
+    /// collector may win the race between `open` and `flock` and unlink the file: then this
+    /// returns `nil` and the caller tries another name.
+    static func createLocked(_ path: String) throws(POSIXErrorCode) -> Int32? {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw error("open \(path)") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
             let failure = error("flock \(path)")
             close(fd)
             throw failure
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_nlink > 0 else {
+            close(fd)
+            return nil
         }
         return fd
     }
@@ -130,13 +138,19 @@ enum POSIXFile {
         return UInt64(info.st_ino)
     }
 
-    /// Tries to take an exclusive lock on `path` without waiting: `true` means no process
-    /// is writing it (the writer finished or died).
-    static func isAbandoned(_ path: String) -> Bool {
+    /// Removes `path` if no process is writing it (its writer finished or died), holding the
+    /// file's lock while unlinking so that a writer that opened it meanwhile notices.
+    ///
+    /// - Returns: The bytes removed, or `nil` when the file is in use or already gone.
+    static func removeIfAbandoned(_ path: String, dryRun: Bool) -> Int? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return flock(fd, LOCK_EX | LOCK_NB) == 0
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_nlink > 0 else { return nil }
+        if !dryRun && unlink(path) != 0 { return nil }
+        return Int(info.st_size)
     }
 
     /// Names in a directory (without `.` and `..`), or an empty list if it cannot be read.
