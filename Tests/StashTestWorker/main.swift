@@ -37,7 +37,8 @@ func configuration(seed: UInt64) -> DiskCache.Configuration {
 }
 
 func randomSize(_ generator: inout some RandomNumberGenerator) -> Int {
-    Bool.random(using: &generator) ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 8...300_000, using: &generator)
+    Bool.random(using: &generator)
+        ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 8...300_000, using: &generator)
 }
 
 struct Generator: RandomNumberGenerator {
@@ -115,7 +116,9 @@ case "mixed":
     } catch {
         fail("mixed failed: \(error)")
     }
-    say("stores=\(counts.stores) hits=\(counts.hits) misses=\(counts.misses) removes=\(counts.removes) corrupt=\(counts.corrupt)")
+    say(
+        "stores=\(counts.stores) hits=\(counts.hits) misses=\(counts.misses) removes=\(counts.removes) corrupt=\(counts.corrupt)"
+    )
 
 case "check":
     do {

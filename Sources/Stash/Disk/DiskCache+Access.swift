@@ -59,7 +59,10 @@ extension DiskCache {
             rank += 1
             try db.run(
                 "UPDATE entries SET accessed = ?1, rank = CASE WHEN ?2 THEN ?3 ELSE rank END WHERE key = ?4",
-                [.real(access.date.timeIntervalSince1970), .integer(promotes ? 1 : 0), .integer(rank), .blob(access.key)]
+                [
+                    .real(access.date.timeIntervalSince1970), .integer(promotes ? 1 : 0), .integer(rank),
+                    .blob(access.key),
+                ]
             )
         }
     }

@@ -13,9 +13,14 @@ extension DiskCache {
         case durable
     }
 
-    /// Settings of a ``DiskCache``. Every setting has a sensible default.
+    /// Settings of a ``DiskCache``.
+    ///
+    /// Every setting has a sensible default.
     public struct Configuration: Sendable {
-        /// The most bytes of values that unpinned entries may hold. Defaults to 150 MB.
+        /// The most bytes of values that unpinned entries may hold.
+        ///
+        /// Defaults to 150 MB.
+        ///
         ///
         /// Only value bytes count: the index's own overhead (roughly 150 bytes an entry plus
         /// the key) and file-system block rounding are not included. ``DiskCache/diskUsage()``
@@ -23,6 +28,8 @@ extension DiskCache {
         public var sizeLimit: ByteCount
         /// The most unpinned entries the cache may hold, or `nil` for no count limit (the default).
         public var countLimit: Int?
+        /// The fraction of a limit that eviction goes down to.
+        ///
         /// When a write pushes a total over its limit, entries are evicted until the total is at
         /// or below this fraction of the limit, so that a full cache does not evict on every
         /// write. Defaults to 0.9.
@@ -31,23 +38,33 @@ extension DiskCache {
         /// until they are evicted.
         public var defaultTimeToLive: Duration?
         /// Values smaller than this are stored in the index itself rather than in files.
+        ///
         /// Defaults to 32 KiB.
         public var inlineThreshold: ByteCount
-        /// Whether `store` syncs to stable storage before returning. Defaults to ``Durability/fast``.
+        /// Whether `store` syncs to stable storage before returning.
+        ///
+        /// Defaults to ``Durability/fast``.
         public var durability: Durability
-        /// Whether every read recomputes the value's checksum (about 0.1 ms per MiB). Defaults to
-        /// `false`: reads then check only the length.
+        /// Whether every read recomputes the value's checksum.
+        ///
+        /// This costs about 0.1 ms per MiB read. Defaults to `false`: reads then check only the
+        /// length.
         public var verifiesChecksums: Bool
-        /// How long a write waits for another process holding the index before failing with
-        /// ``StashError/Code/busy``. Defaults to 5 seconds.
+        /// How long a write waits for another process holding the index.
+        ///
+        /// After that it fails with ``StashError/Code/busy``. Defaults to 5 seconds.
         public var busyTimeout: Duration
-        /// Which entries are evicted first. Defaults to ``EvictionPolicy/leastRecentlyUsed``.
+        /// Which entries are evicted first.
+        ///
+        /// Defaults to ``EvictionPolicy/leastRecentlyUsed``.
         public var evictionPolicy: EvictionPolicy
         /// Whether files left behind by a crash are reclaimed by a background task after opening.
+        ///
         /// Defaults to `true`.
         public var reclaimsOrphansOnOpen: Bool
-        /// Recorded accesses are written to the index in batches of this many (and at the latest
-        /// on the next write, eviction, or `close`). Defaults to 256.
+        /// How many recorded accesses are written to the index in one batch.
+        ///
+        /// Batches are also written on the next write, eviction, or `close`. Defaults to 256.
         public var accessFlushBatch: Int
         /// The current time; inject a clock in tests to drive expiry.
         public var clock: @Sendable () -> Date

@@ -72,7 +72,8 @@ extension DiskCache {
         let (found, victims) = try wrapIndexErrors {
             try index.write { db -> (Bool, [Victim]) in
                 let id = try db.first(
-                    "UPDATE entries SET pinned = ?1 WHERE key = ?2 RETURNING id", [.int(pinned ? 1 : 0), Self.keyBytes(key)]
+                    "UPDATE entries SET pinned = ?1 WHERE key = ?2 RETURNING id",
+                    [.int(pinned ? 1 : 0), Self.keyBytes(key)]
                 ) { $0.int64(0) }
                 guard let id, !pinned else { return (id != nil, []) }
                 return (true, try evictIfNeeded(in: db, protecting: id, now: now))
@@ -173,7 +174,8 @@ extension DiskCache {
                         key: String(decoding: row.blob(1) ?? Data(), as: UTF8.self), size: row.int(2),
                         created: Date(timeIntervalSince1970: row.double(3)),
                         lastAccess: Date(timeIntervalSince1970: row.double(4)),
-                        expires: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)), isPinned: row.int(6) != 0,
+                        expires: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
+                        isPinned: row.int(6) != 0,
                         isInline: row.isNull(7),
                         metadata: Metadata(
                             contentType: row.text(8), etag: row.text(9), lastModified: row.text(10),

@@ -132,7 +132,8 @@ extension DiskCache {
                 [.integer(lastRank), .integer(protected ?? -1)]
             ) { row in
                 let key = String(decoding: row.blob(2) ?? Data(), as: UTF8.self)
-                batch.append((row.int64(0), row.int64(1), Victim(key: key, size: row.int(3), file: row.text(4), reason: reason)))
+                batch.append(
+                    (row.int64(0), row.int64(1), Victim(key: key, size: row.int(3), file: row.text(4), reason: reason)))
             }
             if batch.isEmpty { break }
             for (id, rank, victim) in batch {

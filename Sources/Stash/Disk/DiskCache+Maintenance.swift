@@ -99,9 +99,10 @@ extension DiskCache {
         report.orphanBytes = orphans.bytes
         report.totalsMismatch = try wrapIndexErrors {
             try index.write { db in
-                let actual = try db.first(
-                    "SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0), COALESCE(SUM(pinned), 0) FROM entries"
-                ) { [$0.int(0), $0.int(1), $0.int(2), $0.int(3)] } ?? []
+                let actual =
+                    try db.first(
+                        "SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0), COALESCE(SUM(pinned), 0) FROM entries"
+                    ) { [$0.int(0), $0.int(1), $0.int(2), $0.int(3)] } ?? []
                 let stored = try db.first("SELECT size, count, pinned_size, pinned_count FROM totals WHERE id = 1") {
                     [$0.int(0), $0.int(1), $0.int(2), $0.int(3)]
                 }
@@ -142,7 +143,8 @@ extension DiskCache {
                     """, [.integer(lastID)]
                 ) { row in
                     let entry = StoredEntry(
-                        id: row.int64(0), size: row.int(1), file: row.text(2), checksum: UInt64(bitPattern: row.int64(3)),
+                        id: row.int64(0), size: row.int(1), file: row.text(2),
+                        checksum: UInt64(bitPattern: row.int64(3)),
                         expires: row.optionalDouble(4), isPinned: row.int(5) != 0,
                         inline: row.isNull(2) ? (row.blob(6) ?? Data()) : nil)
                     batch.append((String(decoding: row.blob(7) ?? Data(), as: UTF8.self), entry))

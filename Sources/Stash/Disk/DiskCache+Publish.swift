@@ -29,7 +29,9 @@ extension DiskCache {
         let now = configuration.clock()
         let ttl = timeToLive ?? configuration.defaultTimeToLive
         if let ttl, ttl <= .zero {
-            if case .file(let temporary) = source { discardTemporary(path: temporary.path, descriptor: temporary.descriptor) }
+            if case .file(let temporary) = source {
+                discardTemporary(path: temporary.path, descriptor: temporary.descriptor)
+            }
             throw StashError(.invalidArgument, "The time-to-live for '\(key)' must be positive, got \(ttl).")
         }
         let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
@@ -100,14 +102,15 @@ extension DiskCache {
         finishEviction(outcome.victims)
     }
 
-    /// Renames a temporary file to its final name under `data/`, creating the fan-out
-    /// directories on first use. Call it inside the write transaction.
+    /// Renames a temporary file to its final name under `data/`.
+    ///
+    /// Creates the fan-out directories on first use. Call it inside the write transaction.
     func moveValueFile(_ temporaryPath: String, to fileName: String) throws {
         let destination = path(forFile: fileName)
         do {
             do {
                 try POSIXFile.rename(temporaryPath, destination)
-            } catch where error.errno == ENOENT {
+            } catch  where error.errno == ENOENT {
                 let directory = (destination as NSString).deletingLastPathComponent
                 try POSIXFile.makeDirectory(directory)
                 try POSIXFile.rename(temporaryPath, destination)

@@ -34,7 +34,8 @@ extension DiskCache {
             let bytes: Data
             if let inline = entry.inline {
                 guard inline.count == entry.size else {
-                    try dropDamaged(entry, key: key, reason: "inline value has \(inline.count) bytes, expected \(entry.size)")
+                    try dropDamaged(
+                        entry, key: key, reason: "inline value has \(inline.count) bytes, expected \(entry.size)")
                     return nil
                 }
                 bytes = inline
@@ -54,7 +55,8 @@ extension DiskCache {
                     return nil
                 case .wrongSize(let actual):
                     if try lookUp(keyBytes)?.file != file { continue }
-                    try dropDamaged(entry, key: key, reason: "value file \(file) has \(actual) bytes, expected \(entry.size)")
+                    try dropDamaged(
+                        entry, key: key, reason: "value file \(file) has \(actual) bytes, expected \(entry.size)")
                     return nil
                 }
             } else {
@@ -138,7 +140,8 @@ extension DiskCache {
                     """, [.blob(keyBytes)]
                 ) { row in
                     StoredEntry(
-                        id: row.int64(0), size: row.int(1), file: row.text(2), checksum: UInt64(bitPattern: row.int64(3)),
+                        id: row.int64(0), size: row.int(1), file: row.text(2),
+                        checksum: UInt64(bitPattern: row.int64(3)),
                         expires: row.optionalDouble(4), isPinned: row.int(5) != 0,
                         inline: row.isNull(2) ? (row.blob(6) ?? Data()) : nil)
                 }

@@ -76,7 +76,8 @@ extension DiskCache {
             try publish(
                 .inline(data), size: size, checksum: Checksum.of(data), forKey: key, timeToLive: timeToLive,
                 pinned: pinned, metadata: metadata)
-            if moving { try? POSIXFile.remove(sourcePath) }  // the value is safely stored; a leftover source is harmless
+            // The value is safely stored; a leftover source file is harmless.
+            if moving { try? POSIXFile.remove(sourcePath) }
             return
         }
         let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
@@ -162,7 +163,7 @@ extension DiskCache {
             let path = temporaryPath()
             do {
                 if let fd = try POSIXFile.createLocked(path) { return (path, fd) }
-            } catch where error.errno == ENOENT && !recreated {
+            } catch  where error.errno == ENOENT && !recreated {
                 recreated = true
                 try? POSIXFile.makeDirectory(root + "/tmp")  // the next attempt reports any real failure
             } catch {
@@ -176,7 +177,9 @@ extension DiskCache {
         if let error = error as? StashError { return error }
         return switch (error as? POSIXErrorCode)?.errno {
         case EACCES, EPERM, EROFS:
-            StashError(.readOnly, "\(what): the directory is not writable; fix its permissions or choose another.", cause: error)
+            StashError(
+                .readOnly, "\(what): the directory is not writable; fix its permissions or choose another.",
+                cause: error)
         case ENOSPC, EDQUOT:
             StashError(.io, "\(what): the disk is full; free space or lower the size limit.", cause: error)
         default:

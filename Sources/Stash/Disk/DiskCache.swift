@@ -117,7 +117,8 @@ extension URL {
     /// (or `~/.cache/name`) on Linux, `Library/Caches/name` on Apple platforms.
     public static func caches(_ name: String) -> URL {
         #if canImport(Darwin)
-            let base = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            let base =
+                FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
                 ?? URL(fileURLWithPath: NSTemporaryDirectory())
         #else
             let environment = ProcessInfo.processInfo.environment
@@ -125,7 +126,8 @@ extension URL {
             if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
                 base = URL(fileURLWithPath: xdg, isDirectory: true)
             } else {
-                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache", isDirectory: true)
+                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                    ".cache", isDirectory: true)
             }
         #endif
         return base.appendingPathComponent(name, isDirectory: true)

@@ -128,7 +128,9 @@ final class SQLiteConnection {
         case .blob(let bytes):
             rc = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob must still bind as a blob, not NULL.
-                sqlite3_bind_blob64(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count), transient)
+                sqlite3_bind_blob64(
+                    statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count),
+                    transient)
             }
         }
         if rc != SQLITE_OK { throw lastError }

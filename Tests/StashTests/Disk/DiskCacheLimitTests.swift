@@ -28,7 +28,8 @@ import Testing
         try withTemporaryDirectory { dir in
             let events = LockedValue([DiskCache.EvictionEvent]())
             let configuration = DiskCache.Configuration(
-                sizeLimit: .bytes(1000), lowWaterMark: 1.0, onEviction: { event in events.withLock { $0.append(event) } })
+                sizeLimit: .bytes(1000), lowWaterMark: 1.0,
+                onEviction: { event in events.withLock { $0.append(event) } })
             let cache = try DiskCache(directory: dir, configuration: configuration)
             for key in ["a", "b", "c", "d"] { try cache.store(pattern(250, seed: 1), forKey: key) }
             _ = try cache.data(forKey: "a")  // a is now the most recently used

@@ -87,7 +87,8 @@ private struct ReferenceModel {
                 switch Int.random(in: 0..<100, using: &generator) {
                 case 0..<35:
                     let value = pattern(Int.random(in: 0...4000, using: &generator), seed: UInt64(step))
-                    let ttl: Double? = Bool.random(using: &generator) ? Double(Int.random(in: 1...50, using: &generator)) : nil
+                    let ttl: Double? =
+                        Bool.random(using: &generator) ? Double(Int.random(in: 1...50, using: &generator)) : nil
                     let pinned: Bool? = Int.random(in: 0..<20, using: &generator) == 0 ? true : nil
                     try cache.store(value, forKey: key, timeToLive: ttl.map { .seconds($0) }, pinned: pinned)
                     model.store(value, key: key, ttl: ttl, pinned: pinned, now: now)

@@ -122,7 +122,8 @@ import Testing
             try cache.store(pattern(100_000, seed: 1), forKey: "broken")
             try cache.store(pattern(10, seed: 2), forKey: "fine")
             try FileManager.default.removeItem(at: try #require(try cache.fileURL(forKey: "broken")))
-            let db = try SQLiteConnection(path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
+            let db = try SQLiteConnection(
+                path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
             try db.execute("UPDATE totals SET size = 5 WHERE id = 1")
             db.close()
             let report = try cache.verify(repair: true)

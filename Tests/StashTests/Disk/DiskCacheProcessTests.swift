@@ -43,7 +43,8 @@ import Testing
             var generator = SeededGenerator(seed: 2024)
             for round in 0..<24 {
                 let (process, output) = try Worker.start(["write-loop", dir.path, "\(round + 1)"])
-                let progressed = Worker.waitForLines(output, prefix: "progress", count: Int.random(in: 1...12, using: &generator))
+                let progressed = Worker.waitForLines(
+                    output, prefix: "progress", count: Int.random(in: 1...12, using: &generator))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 #expect(progressed, "round \(round): the worker stopped on its own")
@@ -67,7 +68,9 @@ import Testing
             }
             // Both really worked: each stored and read values that the other may have replaced.
             for text in outputs {
-                let stores = text.split(separator: " ").first { $0.hasPrefix("stores=") }.flatMap { Int($0.dropFirst(7)) }
+                let stores = text.split(separator: " ").first { $0.hasPrefix("stores=") }.flatMap {
+                    Int($0.dropFirst(7))
+                }
                 #expect((stores ?? 0) > 50, "\(text)")
             }
             try expectConsistent(dir, round: 0)

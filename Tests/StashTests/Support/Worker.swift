@@ -49,6 +49,7 @@ enum Worker {
     }
 
     /// Reads the worker's output until `lines` lines starting with `prefix` have appeared.
+    ///
     /// Returns `false` if the worker closed its output first.
     static func waitForLines(_ handle: FileHandle, prefix: String, count lines: Int) -> Bool {
         var buffer = ""
