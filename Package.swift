@@ -5,7 +5,8 @@ let package = Package(
     name: "Stash",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Stash", targets: ["Stash"])
+        .library(name: "Stash", targets: ["Stash"]),
+        .executable(name: "stash-example", targets: ["StashExample"]),
     ],
     targets: [
         .systemLibrary(
@@ -17,6 +18,11 @@ let package = Package(
             name: "Stash",
             dependencies: ["CSQLite"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "StashExample",
+            dependencies: ["Stash"],
+            path: "Examples/StashExample"
         ),
         .executableTarget(
             name: "StashTestWorker",
