@@ -3,24 +3,32 @@ import Foundation
 /// Reads recorded in memory and written to the index in batches, so that a hit is not a
 /// disk write.
 struct AccessLog {
-    private var pending: [Data: (sequence: Int, date: Date)] = [:]
+    struct Access {
+        var sequence: Int
+        var date: Date
+        var hits: Int
+    }
+
+    private var pending: [Data: Access] = [:]
     private var sequence = 0
 
     var count: Int { pending.count }
 
     mutating func record(_ key: Data, at date: Date) {
         sequence += 1
-        pending[key] = (sequence, date)
+        pending[key, default: Access(sequence: 0, date: date, hits: 0)].hits += 1
+        pending[key]!.sequence = sequence
+        pending[key]!.date = date
     }
 
     func lastAccess(of key: Data) -> Date? { pending[key]?.date }
 
     mutating func forget(_ key: Data) { pending[key] = nil }
 
-    /// Removes and returns the pending accesses, oldest first.
-    mutating func drain() -> [(key: Data, date: Date)] {
+    /// Removes and returns the pending accesses, least recent first.
+    mutating func drain() -> [(key: Data, access: Access)] {
         defer { pending.removeAll(keepingCapacity: true) }
-        return pending.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value.date) }
+        return pending.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value) }
     }
 }
 
@@ -51,26 +59,22 @@ extension DiskCache {
         try applyAccesses(accesses, in: db)
     }
 
-    private func applyAccesses(_ accesses: [(key: Data, date: Date)], in db: SQLiteConnection) throws {
+    private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
-        let promotes = configuration.evictionPolicy.promotesOnAccess
-        var rank = try reserveRanks(accesses.count, in: db) - Int64(accesses.count)
-        for access in accesses {
-            rank += 1
+        let policy = configuration.evictionPolicy
+        var policyIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .sizeLimit)
+        for (key, access) in accesses {
+            let found = try db.first("SELECT id, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(key)]) {
+                (id: $0.int64(0), state: PolicyState(queue: $0.int(1), rank: $0.int64(2), frequency: $0.int(3)))
+            }
+            guard let found else { continue }
+            let state = try policy.stateAfterHits(found.state, hits: access.hits, in: &policyIndex) ?? found.state
             try db.run(
-                "UPDATE entries SET accessed = ?1, rank = CASE WHEN ?2 THEN ?3 ELSE rank END WHERE key = ?4",
+                "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
                 [
-                    .real(access.date.timeIntervalSince1970), .integer(promotes ? 1 : 0), .integer(rank),
-                    .blob(access.key),
-                ]
-            )
+                    .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
+                    .int(state.frequency), .integer(found.id),
+                ])
         }
-    }
-
-    /// Advances the index's logical clock by `n` and returns its new value; ranks are unique
-    /// across every process sharing the directory.
-    func reserveRanks(_ n: Int, in db: SQLiteConnection) throws -> Int64 {
-        try db.first("UPDATE totals SET clock = clock + ?1 WHERE id = 1 RETURNING clock", [.int(n)]) { $0.int64(0) }
-            ?? 0
     }
 }

@@ -30,8 +30,10 @@ extension DiskCache {
                 try db.query("SELECT file FROM entries WHERE file IS NOT NULL") { files.append($0.text(0)!) }
                 try db.execute(
                     """
-                    DELETE FROM inline; DELETE FROM entries;
-                    UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0 WHERE id = 1;
+                    DELETE FROM inline; DELETE FROM entries; DELETE FROM ghosts;
+                    UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, hand = 0, ghosts = 0
+                    WHERE id = 1;
+                    UPDATE queues SET size = 0, count = 0;
                     """)
                 return files
             }

@@ -8,7 +8,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` when the index cannot be written.
     /// - Complexity: O(*e* log *N*) for *e* evicted entries of *N*.
     public func trim(toSize size: ByteCount) throws {
-        try trim(targetSize: max(0, size.bytes), targetCount: nil)
+        try trim(targetSize: max(0, size.bytes), targetCount: .max)
     }
 
     /// Evicts unpinned entries until at most `count` of them remain.
@@ -16,7 +16,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` when the index cannot be written.
     /// - Complexity: O(*e* log *N*) for *e* evicted entries of *N*.
     public func trim(toCount count: Int) throws {
-        try trim(targetSize: nil, targetCount: max(0, count))
+        try trim(targetSize: .max, targetCount: max(0, count))
     }
 
     /// Removes every expired, unpinned entry.
@@ -29,8 +29,9 @@ extension DiskCache {
         let now = configuration.clock()
         let victims = try wrapIndexErrors {
             try index.write { db in
-                var evictable = try evictableTotals(in: db)
-                return try evictExpired(in: db, protecting: nil, now: now, totals: &evictable, all: true)
+                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .expired)
+                try evictExpired(from: &evictionIndex, now: now, all: true)
+                return evictionIndex.victims
             }
         }
         finishEviction(victims)
@@ -49,17 +50,17 @@ extension DiskCache {
         return stream
     }
 
-    private func trim(targetSize: Int?, targetCount: Int?) throws {
+    private func trim(targetSize: Int, targetCount: Int) throws {
         let now = configuration.clock()
         let victims = try wrapIndexErrors {
             try index.write { db in
                 try flushAccesses(in: db)
-                var evictable = try evictableTotals(in: db)
-                var victims = try evictExpired(in: db, protecting: nil, now: now, totals: &evictable, all: true)
-                victims += try evictByPolicy(
-                    in: db, protecting: nil, totals: &evictable, targetSize: targetSize ?? .max,
-                    targetCount: targetCount ?? .max, reason: .trimmed)
-                return victims
+                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .trimmed)
+                try evictExpired(from: &evictionIndex, now: now, all: true)
+                try configuration.evictionPolicy.evict(
+                    from: &evictionIndex, targetSize: targetSize, targetCount: targetCount,
+                    capacity: configuration.sizeLimit.bytes)
+                return evictionIndex.victims
             }
         }
         finishEviction(victims)
@@ -68,84 +69,40 @@ extension DiskCache {
     /// Evicts inside the caller's write transaction when a limit is exceeded, down to the
     /// low-water mark, never touching `protected` (the entry just written).
     func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
-        var evictable = try evictableTotals(in: db)
         let sizeLimit = configuration.sizeLimit.bytes
         let countLimit = configuration.countLimit ?? .max
-        let overSize = evictable.size > sizeLimit
-        guard overSize || evictable.count > countLimit else { return [] }
+        let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+            (size: $0.int(0), count: $0.int(1))
+        }
+        guard let totals, totals.size > sizeLimit || totals.count > countLimit else { return [] }
         let mark = configuration.lowWaterMark
-        let targetSize = Int(Double(sizeLimit) * mark)
-        let targetCount = countLimit == .max ? .max : Int(Double(countLimit) * mark)
-        var victims = try evictExpired(in: db, protecting: protected, now: now, totals: &evictable, all: false)
-        victims += try evictByPolicy(
-            in: db, protecting: protected, totals: &evictable, targetSize: targetSize, targetCount: targetCount,
-            reason: overSize ? .sizeLimit : .countLimit)
-        return victims
+        var evictionIndex = try SQLiteEvictionIndex(
+            db: db, protecting: protected, reason: totals.size > sizeLimit ? .sizeLimit : .countLimit)
+        try evictExpired(from: &evictionIndex, now: now, all: false)
+        try configuration.evictionPolicy.evict(
+            from: &evictionIndex, targetSize: Int(Double(sizeLimit) * mark),
+            targetCount: countLimit == .max ? .max : Int(Double(countLimit) * mark), capacity: sizeLimit)
+        return evictionIndex.victims
     }
 
-    /// Bytes and count of unpinned entries.
-    func evictableTotals(in db: SQLiteConnection) throws -> (size: Int, count: Int) {
-        try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
-            ($0.int(0), $0.int(1))
-        } ?? (0, 0)
-    }
-
-    private func evictExpired(
-        in db: SQLiteConnection, protecting protected: Int64?, now: Date, totals: inout (size: Int, count: Int),
-        all: Bool
-    ) throws -> [Victim] {
-        var victims: [Victim] = []
-        var rows: [(id: Int64, victim: Victim)] = []
-        try db.query(
+    /// Expired entries go before any policy decision: they are worthless whatever their rank.
+    private func evictExpired(from evictionIndex: inout SQLiteEvictionIndex, now: Date, all: Bool) throws {
+        var expired: [(id: Int64, victim: Victim)] = []
+        try evictionIndex.db.query(
             """
             SELECT id, key, size, file FROM entries
             WHERE expires IS NOT NULL AND pinned = 0 AND expires <= ?1 AND id != ?2
             ORDER BY expires LIMIT ?3
             """,
-            [.real(now.timeIntervalSince1970), .integer(protected ?? -1), .int(all ? -1 : 1024)]
+            [.real(now.timeIntervalSince1970), .integer(evictionIndex.protected), .int(all ? -1 : 1024)]
         ) { row in
             let key = String(decoding: row.blob(1) ?? Data(), as: UTF8.self)
-            rows.append((row.int64(0), Victim(key: key, size: row.int(2), file: row.text(3), reason: .expired)))
+            expired.append((row.int64(0), Victim(key: key, size: row.int(2), file: row.text(3), reason: .expired)))
         }
-        for (id, victim) in rows {
-            try db.run("DELETE FROM entries WHERE id = ?1", [.integer(id)])
-            totals.size -= victim.size
-            totals.count -= 1
-            victims.append(victim)
+        for (id, victim) in expired {
+            try evictionIndex.db.run("DELETE FROM entries WHERE id = ?1", [.integer(id)])
+            evictionIndex.appendVictim(victim)
         }
-        return victims
-    }
-
-    private func evictByPolicy(
-        in db: SQLiteConnection, protecting protected: Int64?, totals: inout (size: Int, count: Int),
-        targetSize: Int, targetCount: Int, reason: EvictionReason
-    ) throws -> [Victim] {
-        var victims: [Victim] = []
-        var lastRank = Int64.min
-        while totals.size > targetSize || totals.count > targetCount {
-            var batch: [(id: Int64, rank: Int64, victim: Victim)] = []
-            try db.query(
-                """
-                SELECT id, rank, key, size, file FROM entries
-                WHERE pinned = 0 AND rank >= ?1 AND id != ?2 ORDER BY rank LIMIT 64
-                """,
-                [.integer(lastRank), .integer(protected ?? -1)]
-            ) { row in
-                let key = String(decoding: row.blob(2) ?? Data(), as: UTF8.self)
-                batch.append(
-                    (row.int64(0), row.int64(1), Victim(key: key, size: row.int(3), file: row.text(4), reason: reason)))
-            }
-            if batch.isEmpty { break }
-            for (id, rank, victim) in batch {
-                guard totals.size > targetSize || totals.count > targetCount else { break }
-                try db.run("DELETE FROM entries WHERE id = ?1", [.integer(id)])
-                totals.size -= victim.size
-                totals.count -= 1
-                lastRank = rank
-                victims.append(victim)
-            }
-        }
-        return victims
     }
 
     /// After commit: removes victims' files, counts them, and tells the observers.

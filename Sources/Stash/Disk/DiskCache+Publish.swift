@@ -48,23 +48,31 @@ extension DiskCache {
         do {
             outcome = try index.write { db in
                 try flushAccesses(in: db)
-                let rank = try reserveRanks(1, in: db)
                 if let temporary, let fileName {
                     try moveValueFile(temporary.path, to: fileName)
                     renamed = true
                 }
-                let old = try db.first("SELECT file, pinned FROM entries WHERE key = ?1", [.blob(keyBytes)]) {
-                    (file: $0.text(0), pinned: $0.int(1) != 0)
+                let old = try db.first(
+                    "SELECT file, pinned, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(keyBytes)]
+                ) {
+                    (
+                        file: $0.text(0), pinned: $0.int(1) != 0,
+                        state: PolicyState(queue: $0.int(2), rank: $0.int64(3), frequency: $0.int(4))
+                    )
                 }
                 let isPinned = pinned ?? old?.pinned ?? false
+                var policyIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .sizeLimit)
+                let state = try configuration.evictionPolicy.insertionState(
+                    existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
                 let id = try db.first(
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                                         content_type, etag, last_modified, extra, queue, frequency)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                     ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
                         checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
                         expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
+                        queue = excluded.queue, frequency = excluded.frequency,
                         content_type = excluded.content_type, etag = excluded.etag,
                         last_modified = excluded.last_modified, extra = excluded.extra
                     RETURNING id
@@ -72,8 +80,9 @@ extension DiskCache {
                     [
                         .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
                         .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
-                        .integer(rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
+                        .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
+                        .int(state.queue), .int(state.frequency),
                     ]
                 ) { $0.int64(0) }!
                 if case .inline(let data) = source {

@@ -61,6 +61,7 @@ public final class DiskCache: Sendable {
         self.index = try DiskIndex(
             root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
             onRecovery: { message in onEvent?(.recoveredDamagedIndex(message: message)) })
+        try adoptEvictionPolicy()
         if configuration.reclaimsOrphansOnOpen {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.
@@ -97,6 +98,28 @@ public final class DiskCache: Sendable {
     /// Waits until background work started by this object (orphan reclamation) has finished.
     public func waitForBackgroundWork() {
         backgroundWork.wait()
+    }
+
+    /// Records the configured policy in the index; when it differs from the one the entries'
+    /// state was kept for, that state is reset (ranks, which all policies read as age, stay).
+    ///
+    /// O(1) when the policy is unchanged, O(*N*) once after a change.
+    private func adoptEvictionPolicy() throws {
+        let name = configuration.evictionPolicy.description
+        let stored = try wrapIndexErrors {
+            try index.read { db in try db.first("SELECT policy FROM totals WHERE id = 1") { $0.text(0) } }
+        }
+        guard stored != .some(name) else { return }
+        try wrapIndexErrors {
+            try index.write { db in
+                try db.execute(
+                    """
+                    UPDATE entries SET queue = 0, frequency = 0 WHERE queue != 0 OR frequency != 0;
+                    DELETE FROM ghosts;
+                    UPDATE totals SET hand = 0, policy = '\(name)' WHERE id = 1;
+                    """)
+            }
+        }
     }
 
     // MARK: - Paths and keys

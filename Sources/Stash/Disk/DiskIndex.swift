@@ -248,7 +248,9 @@ final class DiskIndex: @unchecked Sendable {
             accessed REAL NOT NULL,
             expires REAL,
             pinned INTEGER NOT NULL DEFAULT 0,
+            queue INTEGER NOT NULL DEFAULT 0,
             rank INTEGER NOT NULL,
+            frequency INTEGER NOT NULL DEFAULT 0,
             content_type TEXT,
             etag TEXT,
             last_modified TEXT,
@@ -259,28 +261,42 @@ final class DiskIndex: @unchecked Sendable {
             id INTEGER PRIMARY KEY CHECK (id = 1),
             size INTEGER NOT NULL, count INTEGER NOT NULL,
             pinned_size INTEGER NOT NULL, pinned_count INTEGER NOT NULL,
-            clock INTEGER NOT NULL
+            clock INTEGER NOT NULL, hand INTEGER NOT NULL, ghosts INTEGER NOT NULL, policy TEXT
         );
-        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0);
-        CREATE INDEX IF NOT EXISTS entries_by_rank ON entries (pinned, rank);
+        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
+        CREATE TABLE IF NOT EXISTS queues (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, count INTEGER NOT NULL);
+        INSERT OR IGNORE INTO queues VALUES (0, 0, 0), (1, 0, 0);
+        CREATE TABLE IF NOT EXISTS ghosts (fingerprint INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS ghosts_by_rank ON ghosts (rank);
+        CREATE INDEX IF NOT EXISTS entries_by_rank ON entries (pinned, queue, rank);
         CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries (expires) WHERE expires IS NOT NULL AND pinned = 0;
         CREATE UNIQUE INDEX IF NOT EXISTS entries_by_file ON entries (file) WHERE file IS NOT NULL;
         CREATE TRIGGER IF NOT EXISTS entries_inserted AFTER INSERT ON entries BEGIN
             UPDATE totals SET size = size + NEW.size, count = count + 1,
                 pinned_size = pinned_size + NEW.pinned * NEW.size, pinned_count = pinned_count + NEW.pinned
             WHERE id = 1;
+            UPDATE queues SET size = size + NEW.size, count = count + 1 WHERE id = NEW.queue AND NEW.pinned = 0;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_deleted AFTER DELETE ON entries BEGIN
             UPDATE totals SET size = size - OLD.size, count = count - 1,
                 pinned_size = pinned_size - OLD.pinned * OLD.size, pinned_count = pinned_count - OLD.pinned
             WHERE id = 1;
+            UPDATE queues SET size = size - OLD.size, count = count - 1 WHERE id = OLD.queue AND OLD.pinned = 0;
             DELETE FROM inline WHERE id = OLD.id;
         END;
-        CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned ON entries BEGIN
+        CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned, queue ON entries BEGIN
             UPDATE totals SET size = size - OLD.size + NEW.size,
                 pinned_size = pinned_size - OLD.pinned * OLD.size + NEW.pinned * NEW.size,
                 pinned_count = pinned_count - OLD.pinned + NEW.pinned
             WHERE id = 1;
+            UPDATE queues SET size = size - OLD.size, count = count - 1 WHERE id = OLD.queue AND OLD.pinned = 0;
+            UPDATE queues SET size = size + NEW.size, count = count + 1 WHERE id = NEW.queue AND NEW.pinned = 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS ghost_added AFTER INSERT ON ghosts BEGIN
+            UPDATE totals SET ghosts = ghosts + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER IF NOT EXISTS ghost_removed AFTER DELETE ON ghosts BEGIN
+            UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
         PRAGMA user_version = 1;
         """
