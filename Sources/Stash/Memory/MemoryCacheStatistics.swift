@@ -1,0 +1,33 @@
+/// Counters that describe how a ``MemoryCache`` has been used since it was created.
+///
+/// Read a consistent snapshot with ``MemoryCache/statistics``.
+public struct MemoryCacheStatistics: Hashable, Sendable, CustomStringConvertible {
+    /// Lookups that found a live value.
+    public var hits = 0
+    /// Lookups that found nothing, or found an entry whose time-to-live had passed.
+    public var misses = 0
+    /// Entries dropped to respect a limit, by a trim, or under memory pressure.
+    ///
+    /// Entries dropped by ``MemoryCache/removeAll()`` are not counted.
+    public var evictions = 0
+    /// Entries removed because their time-to-live had passed.
+    public var expirations = 0
+    /// Values stored, including those that replaced an earlier value for the same key.
+    ///
+    /// A value refused because its cost is over the per-entry limit is not counted.
+    public var insertions = 0
+
+    /// Creates statistics with every counter at zero.
+    public init() {}
+
+    /// The fraction of lookups that were hits, or `0` before the first lookup.
+    public var hitRatio: Double {
+        let lookups = hits + misses
+        return lookups == 0 ? 0 : Double(hits) / Double(lookups)
+    }
+
+    /// A one-line summary: `hits 3, misses 1, evictions 0, expirations 0, insertions 4`.
+    public var description: String {
+        "hits \(hits), misses \(misses), evictions \(evictions), expirations \(expirations), insertions \(insertions)"
+    }
+}
