@@ -118,5 +118,29 @@ extension MemoryCache {
                 return slot
             }
         }
+
+        /// Describes the first broken invariant of the list, the index or the running total.
+        ///
+        /// Returns `nil` if all hold. For tests; O(n).
+        func invariantViolation() -> String? {
+            var slot = head
+            var previous = Storage.none
+            var visited = 0
+            var cost = 0
+            while slot != Storage.none {
+                guard visited < count, let node = nodes[slot] else { return "list is longer than the index or cyclic" }
+                guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
+                guard slots[node.key] == slot else { return "index maps \(node.key) elsewhere than slot \(slot)" }
+                visited += 1
+                cost += node.cost
+                previous = slot
+                slot = node.next
+            }
+            if previous != tail { return "tail is \(tail), the walk ended at \(previous)" }
+            if visited != count { return "list has \(visited) nodes, the index \(count)" }
+            if cost != totalCost { return "nodes cost \(cost), totalCost is \(totalCost)" }
+            if visited + freeSlots.count != nodes.count { return "free list does not cover the empty slots" }
+            return nil
+        }
     }
 }

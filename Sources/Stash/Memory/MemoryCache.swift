@@ -326,4 +326,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             callback(node.key, node.value, reason)
         }
     }
+
+    // MARK: - Test hooks
+
+    /// The keys from the next victim to the most recently used entry.
+    var keysInEvictionOrder: [Key] {
+        state.withLock { state in state.storage.slotsFromBack().map { state.storage[$0].key } }
+    }
+
+    /// The first broken invariant of the storage, or `nil` if it is consistent.
+    var storageInvariantViolation: String? { state.withLock { $0.storage.invariantViolation() } }
 }
