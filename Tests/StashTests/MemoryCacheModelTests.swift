@@ -88,7 +88,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 42, 2_024, 65_537] as [UInt64])
     func matchesTheReferenceModelAfterEveryStep(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let clock = ManualClock()
         let ratio = [0.1, 0.25, 0.5, 1][Int.random(in: 0..<4, using: &random)]
         let defaultTimeToLive: Duration? = Bool.random(using: &random) ? .seconds(4) : nil

@@ -284,7 +284,7 @@ import Testing
         let counts = await withTaskGroup(of: (lookups: Int, insertions: Int).self) { group in
             for writer in 0..<8 {
                 group.addTask {
-                    var random = SeededGenerator(seed: UInt64(writer))
+                    var random = SplitMix64(seed: UInt64(writer))
                     var lookups = 0
                     var insertions = 0
                     for serial in 0..<20_000 {

@@ -145,7 +145,18 @@ public final class MemoryPressureMonitor: Sendable {
     /// A polling monitor polls at once and then every ``pollInterval`` on a private queue; the
     /// Apple system monitor subscribes to memory-pressure events.
     public func start() {
-        let newSource: any DispatchSourceProtocol
+        let started: (any DispatchSourceProtocol)? = state.withLock { state in
+            guard state.dispatchSource == nil else { return nil }
+            // Created only when it will be kept: libdispatch traps on releasing a source that
+            // was never resumed.
+            let source = makeDispatchSource()
+            state.dispatchSource = source
+            return source
+        }
+        started?.resume()
+    }
+
+    private func makeDispatchSource() -> any DispatchSourceProtocol {
         switch source {
         case .reading:
             let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -153,26 +164,23 @@ public final class MemoryPressureMonitor: Sendable {
             timer.schedule(
                 deadline: .now(), repeating: interval, leeway: .milliseconds(Self.milliseconds(pollInterval / 10)))
             timer.setEventHandler { [weak self] in self?.poll() }
-            newSource = timer
+            return timer
         #if canImport(Darwin)
             case .dispatch:
                 let events = DispatchSource.makeMemoryPressureSource(
                     eventMask: [.normal, .warning, .critical], queue: queue)
-                events.setEventHandler { [weak self, weak events] in
-                    guard let self, let event = events?.data else { return }
+                // The handler keeps `events` alive until `stop()` or `deinit` cancels it, which
+                // releases the handler.
+                events.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    let event = events.data
                     let level: MemoryPressureLevel =
                         event.contains(.critical) ? .critical : event.contains(.warning) ? .warning : .normal
                     self.update(to: level, reading: nil)
                 }
-                newSource = events
+                return events
         #endif
         }
-        let isNew = state.withLock { state in
-            guard state.dispatchSource == nil else { return false }
-            state.dispatchSource = newSource
-            return true
-        }
-        if isNew { newSource.resume() }
     }
 
     /// Stops watching; the level and the handlers are kept, and ``start()`` resumes.

@@ -1,6 +1,6 @@
 /// A deterministic random number generator (SplitMix64), so that a failing random test can be
 /// replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
+struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }
