@@ -10,8 +10,9 @@ import Foundation
 /// ```
 ///
 /// Every operation is synchronous and O(1) except the bulk ones, which say so. Entries live in
-/// a contiguous array linked by index, so storing an entry allocates no object of its own, and
-/// a hit allocates nothing.
+/// a contiguous array linked by index and freed slots are reused, so storing an entry
+/// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
+/// that has reached its steady size, allocate nothing.
 ///
 /// **Limits.** After every insertion the cache evicts least-recently-used entries until
 /// ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``. A value whose cost is

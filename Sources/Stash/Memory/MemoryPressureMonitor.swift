@@ -60,6 +60,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// - Parameters:
     ///   - pollInterval: How often to poll where polling is needed. Defaults to 5 seconds.
     ///   - thresholds: Where each level begins. Defaults to ``MemoryPressureReading/Thresholds/init()``.
+    /// - Important: On Linux, finding the files performs blocking file I/O.
     public convenience init(
         pollInterval: Duration = .seconds(5), thresholds: MemoryPressureReading.Thresholds = .init()
     ) {
