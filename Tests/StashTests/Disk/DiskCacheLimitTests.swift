@@ -9,7 +9,7 @@ import Testing
             let configuration = DiskCache.Configuration(
                 sizeLimit: .bytes(400_000), countLimit: 25, inlineThreshold: .bytes(4096))
             let cache = try DiskCache(directory: dir, configuration: configuration)
-            var generator = SeededGenerator(seed: 42)
+            var generator = SplitMix64(seed: 42)
             for step in 0..<400 {
                 let size = Int.random(in: 0...60_000, using: &generator)
                 let key = "k\(Int.random(in: 0..<60, using: &generator))"

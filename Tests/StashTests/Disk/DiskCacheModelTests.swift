@@ -79,7 +79,7 @@ private struct ReferenceModel {
                 accessFlushBatch: 7, clock: clock.function)
             var cache = try DiskCache(directory: dir, configuration: configuration)
             var model = ReferenceModel(sizeLimit: 30_000, countLimit: 12, lowWaterMark: 0.8)
-            var generator = SeededGenerator(seed: seed)
+            var generator = SplitMix64(seed: seed)
             let keys = (0..<30).map { "key \($0)" }
             for step in 0..<1500 {
                 let key = keys.randomElement(using: &generator)!

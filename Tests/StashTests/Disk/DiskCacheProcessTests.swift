@@ -40,7 +40,7 @@ import Testing
 
     @Test func killedWritersNeverLeaveTornValuesOrWrongTotals() throws {
         try withTemporaryDirectory { dir in
-            var generator = SeededGenerator(seed: 2024)
+            var generator = SplitMix64(seed: 2024)
             for round in 0..<24 {
                 let (process, output) = try Worker.start(["write-loop", dir.path, "\(round + 1)"])
                 let progressed = Worker.waitForLines(
