@@ -69,19 +69,19 @@ extension DiskCache {
     /// Evicts inside the caller's write transaction when a limit is exceeded, down to the
     /// low-water mark, never touching `protected` (the entry just written).
     func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
-        let sizeLimit = configuration.sizeLimit.bytes
-        let countLimit = configuration.countLimit ?? .max
+        let limits = EvictionLimits(
+            sizeLimit: configuration.sizeLimit.bytes, countLimit: configuration.countLimit,
+            lowWaterMark: configuration.lowWaterMark)
         let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
             (size: $0.int(0), count: $0.int(1))
         }
-        guard let totals, totals.size > sizeLimit || totals.count > countLimit else { return [] }
-        let mark = configuration.lowWaterMark
+        guard let totals, limits.areExceeded(by: totals) else { return [] }
         var evictionIndex = try SQLiteEvictionIndex(
-            db: db, protecting: protected, reason: totals.size > sizeLimit ? .sizeLimit : .countLimit)
+            db: db, protecting: protected, reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
         try evictExpired(from: &evictionIndex, now: now, all: false)
         try configuration.evictionPolicy.evict(
-            from: &evictionIndex, targetSize: Int(Double(sizeLimit) * mark),
-            targetCount: countLimit == .max ? .max : Int(Double(countLimit) * mark), capacity: sizeLimit)
+            from: &evictionIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,
+            capacity: limits.sizeLimit)
         return evictionIndex.victims
     }
 

@@ -102,7 +102,7 @@ extension DiskCache {
     }
 
     /// A 64-bit hash of a key's bytes, for S3-FIFO's ghost queue.
-    static func fingerprint(_ keyBytes: Data) -> Int64 {
+    static func fingerprint(_ keyBytes: some ContiguousBytes) -> Int64 {
         Int64(bitPattern: Checksum.of(keyBytes))
     }
 

@@ -111,12 +111,18 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
             while !satisfied(index) {
                 let small = try index.queueTotals(Self.smallQueue)
                 let main = try index.queueTotals(Self.mainQueue)
-                if small.count == 0 && main.count == 0 { return }
-                if small.count > 0 && (small.size >= smallTarget || main.count == 0) {
-                    try evictFromSmallQueue(of: &index, mainCount: main.count)
+                // Either queue may hold nothing but the protected entry: then try the other.
+                let progressed: Bool
+                if small.size >= smallTarget || main.count == 0 {
+                    progressed =
+                        try evictFromSmallQueue(of: &index, mainCount: main.count)
+                        || evictFromMainQueue(of: &index)
                 } else {
-                    try evictFromMainQueue(of: &index)
+                    progressed =
+                        try evictFromMainQueue(of: &index)
+                        || evictFromSmallQueue(of: &index, mainCount: main.count)
                 }
+                if !progressed { return }
             }
         }
     }
@@ -159,8 +165,10 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// S3-FIFO: the oldest entry of the small queue moves to the main queue if it was read,
     /// otherwise it is evicted and remembered as a ghost.
-    private func evictFromSmallQueue(of index: inout some EvictionIndex, mainCount: Int) throws {
-        guard let oldest = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first else { return }
+    private func evictFromSmallQueue(of index: inout some EvictionIndex, mainCount: Int) throws -> Bool {
+        guard let oldest = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first else {
+            return false
+        }
         if oldest.state.frequency >= 1 {
             let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
             try index.setState(moved, forEntry: oldest.id)
@@ -168,11 +176,12 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
             try index.evict(oldest)
             try index.rememberGhost(oldest.fingerprint, limit: max(mainCount, 64))
         }
+        return true
     }
 
     /// S3-FIFO: the main queue is a two-bit CLOCK: a read entry goes around again with one
     /// hit fewer, an unread one is evicted.
-    private func evictFromMainQueue(of index: inout some EvictionIndex) throws {
+    private func evictFromMainQueue(of index: inout some EvictionIndex) throws -> Bool {
         while let oldest = try index.entries(inQueue: Self.mainQueue, fromRank: .min, limit: 1).first {
             if oldest.state.frequency > 0 {
                 let again = PolicyState(
@@ -180,8 +189,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
                 try index.setState(again, forEntry: oldest.id)
             } else {
                 try index.evict(oldest)
-                return
+                return true
             }
         }
+        return false
     }
 }
