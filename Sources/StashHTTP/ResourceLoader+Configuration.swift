@@ -6,7 +6,9 @@ import Stash
 #endif
 
 extension ResourceLoader {
-    /// Settings of a ``ResourceLoader``. Every setting has a sensible default.
+    /// Settings of a ``ResourceLoader``.
+    ///
+    /// Every setting has a sensible default.
     public struct Configuration: Sendable {
         /// The most transfers running at once; further ones wait in priority order.
         ///
@@ -21,14 +23,18 @@ extension ResourceLoader {
         ///
         /// Defaults to `nil`: the disk cache's size limit, since a larger body could not be stored.
         public var maximumResponseSize: ByteCount?
-        /// When transient failures are retried. Defaults to ``RetryPolicy/init(maximumRetries:initialDelay:multiplier:maximumDelay:)``'s defaults.
+        /// When transient failures are retried.
+        ///
+        /// Defaults to ``RetryPolicy/init(maximumRetries:initialDelay:multiplier:maximumDelay:)``'s defaults.
         public var retryPolicy: RetryPolicy
         /// The cache key of a request that does not set ``ResourceRequest/cacheKey``.
         ///
         /// Defaults to the URL's absolute string. Use ``cacheKey(droppingQueryItems:)`` to
         /// ignore volatile query parameters such as signed-URL tokens.
         public var cacheKey: @Sendable (URLRequest) -> String
-        /// The current time, for HTTP freshness. Inject a clock in tests.
+        /// The current time, for HTTP freshness.
+        ///
+        /// Inject a clock in tests.
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each ``Event``.
         public var onEvent: (@Sendable (Event) -> Void)?

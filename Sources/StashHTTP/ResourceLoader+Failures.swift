@@ -6,8 +6,10 @@ import Stash
 #endif
 
 extension ResourceLoader {
-    /// URL errors that a later attempt may not meet. On Linux, FoundationNetworking reports
-    /// many libcurl failures (a body cut short, a reset connection) as `.unknown`.
+    /// URL errors that a later attempt may not meet.
+    ///
+    /// On Linux, FoundationNetworking reports many libcurl failures (a body cut short, a reset connection) as
+    /// `.unknown`.
     private static let transientURLErrors: Set<URLError.Code> = [
         .timedOut, .networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet, .dnsLookupFailed,
         .unknown,

@@ -9,7 +9,8 @@ extension ResourceLoader {
         }
         let key = cacheKey(for: request)
         guard !key.isEmpty else {
-            throw StashError(.invalidKey, "The cache key for \(url.absoluteString) is empty: fix the cacheKey function.")
+            throw StashError(
+                .invalidKey, "The cache key for \(url.absoluteString) is empty: fix the cacheKey function.")
         }
         let policy = request.cachePolicy ?? configuration.cachePolicy
         // Twice: an entry can be evicted between being stored (or found) and being read.
@@ -53,7 +54,9 @@ extension ResourceLoader {
         guard let attributes = try await liveAttributes(forKey: key) else { return nil }
         if policy == .http && !HTTPFreshness.isFresh(attributes.metadata, at: configuration.clock()) { return nil }
         guard let body = try await read(key, delivery: delivery) else { return nil }
-        return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: .disk), attributes.size)
+        return (
+            ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: .disk), attributes.size
+        )
     }
 
     /// The attributes of a present entry, or `nil` when there is none or the disk cache's own

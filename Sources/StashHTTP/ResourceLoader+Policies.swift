@@ -22,8 +22,9 @@ extension ResourceLoader {
         case reload
     }
 
-    /// The order in which queued transfers start. A transfer shared by several requests runs
-    /// at the highest priority among them.
+    /// The order in which queued transfers start.
+    ///
+    /// A transfer shared by several requests runs at the highest priority among them.
     public enum Priority: Int, Sendable, Hashable, Comparable, CaseIterable {
         /// Prefetching and other work nobody waits for.
         case veryLow
@@ -48,13 +49,21 @@ extension ResourceLoader {
     /// of it randomised so that many clients do not retry in step; a `Retry-After` header of
     /// a number of seconds lengthens it, within `maximumDelay`.
     public struct RetryPolicy: Sendable, Hashable {
-        /// Retries after the first attempt. Defaults to 2, so at most 3 requests per transfer.
+        /// Retries after the first attempt.
+        ///
+        /// Defaults to 2, so at most 3 requests per transfer.
         public var maximumRetries: Int
-        /// The delay before the first retry. Defaults to 250 milliseconds.
+        /// The delay before the first retry.
+        ///
+        /// Defaults to 250 milliseconds.
         public var initialDelay: Duration
-        /// The factor between successive delays. Defaults to 2.
+        /// The factor between successive delays.
+        ///
+        /// Defaults to 2.
         public var multiplier: Double
-        /// The longest delay. Defaults to 10 seconds.
+        /// The longest delay.
+        ///
+        /// Defaults to 10 seconds.
         public var maximumDelay: Duration
 
         /// Creates a retry policy.

@@ -30,9 +30,10 @@ extension ResourceLoader {
         /// Complete bodies that could not be stored in the disk cache (a tolerated failure: the
         /// waiting requests still got them).
         public var storeFailures = 0
-        /// The largest response body the loader held in memory at once. Bodies from the disk
-        /// cache's inline threshold up stream to a file instead, so this stays below that
-        /// threshold however large the responses are.
+        /// The largest response body the loader held in memory at once.
+        ///
+        /// Bodies from the disk cache's inline threshold up stream to a file instead, so this stays below
+        /// that threshold however large the responses are.
         public var largestBufferedBody = 0
     }
 

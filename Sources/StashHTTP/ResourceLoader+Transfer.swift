@@ -25,7 +25,7 @@ extension ResourceLoader {
             let (result, outcome) = try await performTransfer(transfer, request: request, url: url, policy: policy)
             emit(.finished(key: key, outcome: outcome))
             return result
-        } catch where error is CancellationError || (error as? StashError)?.code == .cancelled {
+        } catch  where error is CancellationError || (error as? StashError)?.code == .cancelled {
             counters.withLock { $0.cancelledTransfers += 1 }
             logger.debug("Transfer cancelled", metadata: ["key": "\(key)"])
             emit(.finished(key: key, outcome: .cancelled))
@@ -68,7 +68,9 @@ extension ResourceLoader {
                 let delay = configuration.retryPolicy.delay(beforeRetry: attempt, serverDelay: failure.retryAfter)
                 logger.debug(
                     "Retrying after a transient failure",
-                    metadata: ["key": "\(key)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.error)"])
+                    metadata: [
+                        "key": "\(key)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.error)",
+                    ])
                 try await Task.sleep(for: delay)
             } catch is EntryVanished {
                 validated = nil
@@ -99,13 +101,13 @@ extension ResourceLoader {
         }
         emit(.requestSent(key: key, url: url, attempt: attempt, isConditional: validated != nil))
         logger.debug(
-            "Fetching", metadata: ["url": "\(url.absoluteString)", "attempt": "\(attempt)", "conditional": "\(validated != nil)"])
+            "Fetching",
+            metadata: ["url": "\(url.absoluteString)", "attempt": "\(attempt)", "conditional": "\(validated != nil)"])
 
         let receiver = BodyReceiver(
             url: url, maximumSize: maximumResponseSize, inlineThreshold: cache.configuration.inlineThreshold.bytes,
             downloadsDirectory: downloadsDirectory,
-            onProgress: { [coordinator] progress in coordinator.report(progress, for: transfer) },
-            onBytes: { [counters] count in counters.withLock { $0.bytesReceived += count } })
+            onProgress: { [coordinator] progress in coordinator.report(progress, for: transfer) })
         let response: HTTPURLResponse
         do {
             response = try await transport.send(urlRequest, onResponse: receiver.begin, onData: receiver.append)
@@ -144,7 +146,10 @@ extension ResourceLoader {
     }
 
     private func recordBuffering(_ receiver: BodyReceiver) {
-        counters.withLock { $0.largestBufferedBody = max($0.largestBufferedBody, receiver.largestBuffered) }
+        counters.withLock { stats in
+            stats.bytesReceived += receiver.delivered
+            stats.largestBufferedBody = max(stats.largestBufferedBody, receiver.largestBuffered)
+        }
     }
 
     /// A 304: refresh the stored entry's metadata and serve its bytes.
@@ -187,7 +192,8 @@ extension ResourceLoader {
                 try await cache.store(data, forKey: key, metadata: metadata)
                 return (LoadResult(metadata: metadata, source: .network, data: data), .stored)
             case .file(let file, _):
-                try await cache.store(fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
+                try await cache.store(
+                    fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
                 file.remove()  // normally gone already; removes it if the cache copied instead
                 return (LoadResult(metadata: metadata, source: .network), .stored)
             }

@@ -75,7 +75,9 @@ public final class ResourceLoader: Sendable {
         self.downloadsDirectory = cache.directory.appendingPathComponent("downloads", isDirectory: true).path
         let removed = DownloadFile.removeAbandoned(in: downloadsDirectory)
         if removed > 0 {
-            logger.info("Removed abandoned download files", metadata: ["count": "\(removed)", "directory": "\(downloadsDirectory)"])
+            logger.debug(
+                "Removed abandoned download files",
+                metadata: ["count": "\(removed)", "directory": "\(downloadsDirectory)"])
         }
     }
 

@@ -6,11 +6,15 @@ import Foundation
 
 /// A request to a ``ResourceLoader``: the HTTP request plus how to cache and schedule it.
 public struct ResourceRequest: Sendable {
-    /// The HTTP request. Its URL must be set.
+    /// The HTTP request.
+    ///
+    /// Its URL must be set.
     public var urlRequest: URLRequest
     /// The cache policy, or `nil` for the loader's ``ResourceLoader/Configuration/cachePolicy``.
     public var cachePolicy: ResourceLoader.CachePolicy?
-    /// The initial priority. Change it later through ``ResourceTask/priority``.
+    /// The initial priority.
+    ///
+    /// Change it later through ``ResourceTask/priority``.
     public var priority: ResourceLoader.Priority
     /// The cache key, or `nil` for the loader's ``ResourceLoader/Configuration/cacheKey`` of
     /// ``urlRequest``.

@@ -37,9 +37,10 @@ public final class ResourceTask: Sendable {
         }
     }
 
-    /// The task's priority. Raising it while the transfer waits for a slot moves it ahead of
-    /// lower-priority transfers; a transfer shared with other requests runs at the highest
-    /// priority among them.
+    /// The task's priority.
+    ///
+    /// Raising it while the transfer waits for a slot moves it ahead of lower-priority transfers; a transfer
+    /// shared with other requests runs at the highest priority among them.
     public var priority: ResourceLoader.Priority {
         get { waiter.priority }
         set {
@@ -48,7 +49,9 @@ public final class ResourceTask: Sendable {
         }
     }
 
-    /// The response, once loaded. Cancelling the awaiting task cancels this one.
+    /// The response, once loaded.
+    ///
+    /// Cancelling the awaiting task cancels this one.
     ///
     /// - Throws: As ``ResourceLoader/response(for:delivery:)``.
     public var response: ResourceResponse {

@@ -56,7 +56,8 @@ public final class URLSessionTransport: HTTPTransport {
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let cancellation = Locked(Cancellation())
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPURLResponse, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<HTTPURLResponse, any Error>) in
                 let task = session.dataTask(with: request)
                 delegate.register(
                     task.taskIdentifier,

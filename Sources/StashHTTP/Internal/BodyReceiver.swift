@@ -22,11 +22,17 @@ final class BodyReceiver: @unchecked Sendable {
     private let inlineThreshold: Int
     private let downloadsDirectory: String
     private let onProgress: @Sendable (TransferProgress) -> Void
-    private let onBytes: @Sendable (Int) -> Void
+
+    /// Progress is reported at most once per this many bytes (and at the end): per-chunk work
+    /// runs on URLSession's delegate queue, and the slower it is, the more chunks queue up there.
+    static let progressInterval = 256 * 1024
 
     private(set) var response: HTTPURLResponse?
     private(set) var expected: Int?
     private(set) var received = 0
+    /// Every body byte delivered, kept or not.
+    private(set) var delivered = 0
+    private var reported = 0
     /// The most body bytes held in memory at once.
     private(set) var largestBuffered = 0
     private var buffer = Data()
@@ -35,17 +41,18 @@ final class BodyReceiver: @unchecked Sendable {
 
     init(
         url: URL, maximumSize: Int, inlineThreshold: Int, downloadsDirectory: String,
-        onProgress: @escaping @Sendable (TransferProgress) -> Void, onBytes: @escaping @Sendable (Int) -> Void
+        onProgress: @escaping @Sendable (TransferProgress) -> Void
     ) {
         self.url = url
         self.maximumSize = maximumSize
         self.inlineThreshold = inlineThreshold
         self.downloadsDirectory = downloadsDirectory
         self.onProgress = onProgress
-        self.onBytes = onBytes
     }
 
-    /// Receives the response head. Only a 2xx body other than 206 is kept.
+    /// Receives the response head.
+    ///
+    /// Only a 2xx body other than 206 is kept.
     ///
     /// - Throws: ``Stash/StashError/Code/tooLarge`` when the announced length is over the
     ///   maximum; ``Stash/StashError/Code/io`` when the download file cannot be created.
@@ -69,7 +76,7 @@ final class BodyReceiver: @unchecked Sendable {
     /// - Throws: ``Stash/StashError/Code/tooLarge`` past the maximum size,
     ///   ``Stash/StashError/Code/io`` when the download file cannot be written.
     func append(_ chunk: Data) throws {
-        onBytes(chunk.count)
+        delivered += chunk.count
         guard isKeepingBody else { return }
         received += chunk.count
         if received > maximumSize { throw tooLarge(received, announced: false) }
@@ -85,7 +92,10 @@ final class BodyReceiver: @unchecked Sendable {
             buffer.append(chunk)
             largestBuffered = max(largestBuffered, buffer.count)
         }
-        onProgress(TransferProgress(bytesReceived: received, bytesExpected: expected))
+        if received - reported >= Self.progressInterval || received == expected {
+            reported = received
+            onProgress(TransferProgress(bytesReceived: received, bytesExpected: expected))
+        }
     }
 
     /// The complete body, after the transport returned.
@@ -98,6 +108,10 @@ final class BodyReceiver: @unchecked Sendable {
                 .invalidResponse,
                 "GET \(url.absoluteString): the body ended after \(received) of the \(expected) bytes its Content-Length announced; nothing was cached."
             )
+        }
+        if received != reported {
+            reported = received
+            onProgress(TransferProgress(bytesReceived: received, bytesExpected: expected))
         }
         if let file {
             file.close()
@@ -137,7 +151,8 @@ final class BodyReceiver: @unchecked Sendable {
     }
 
     private func tooLarge(_ size: Int, announced: Bool) -> StashError {
-        let what = announced ? "announces \(ByteCount(size))" : "exceeded \(ByteCount(maximumSize)) after \(ByteCount(size))"
+        let what =
+            announced ? "announces \(ByteCount(size))" : "exceeded \(ByteCount(maximumSize)) after \(ByteCount(size))"
         return StashError(
             .tooLarge,
             "GET \(url.absoluteString): the response \(what), over the maximum response size of \(ByteCount(maximumSize)); raise ResourceLoader.Configuration.maximumResponseSize (and the disk cache's sizeLimit) to load it."

@@ -24,7 +24,8 @@ struct CacheControl: Hashable, Sendable {
             guard let name = directive.first?.lowercased() else { continue }
             switch name {
             case "max-age":
-                let value = directive.count > 1 ? directive[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
+                let value =
+                    directive.count > 1 ? directive[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
                 maxAge = Int(value).map { max(0, $0) } ?? 0
             case "no-store": noStore = true
             case "no-cache": noCache = true

@@ -112,9 +112,10 @@ final class TransferScheduler: Sendable {
         removed?.resume(throwing: CancellationError())
     }
 
-    /// Takes as many waiting transfers as there are free slots, highest priority first, then
-    /// first come. O(*q*) per admitted transfer: queues are short, and this keeps priority
-    /// changes O(*q*) without a heap's re-sifting.
+    /// Takes as many waiting transfers as there are free slots, highest priority first, then first come.
+    ///
+    /// O(*q*) per admitted transfer: queues are short, and this keeps priority changes O(*q*) without a
+    /// heap's re-sifting.
     private static func admit(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         var ready: [CheckedContinuation<Void, any Error>] = []
         while !state.isSuspended, state.running < state.limit, !state.queue.isEmpty {
