@@ -96,6 +96,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var onData: @Sendable (Data) throws -> Void
         var continuation: CheckedContinuation<HTTPURLResponse, any Error>
         var failure: (any Error)?
+        var hasDeliveredResponse = false
     }
 
     private let handlers = Locked([Int: Handler]())
@@ -108,32 +109,48 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         handlers.withLock { $0.removeValue(forKey: id) }
     }
 
-    /// The handler of a task that has not failed yet.
-    private func activeHandler(_ id: Int) -> Handler? {
-        handlers.withLock { $0[id].flatMap { $0.failure == nil ? $0 : nil } }
-    }
-
     private func fail(_ id: Int, with error: any Error) {
         handlers.withLock { $0[id]?.failure = error }
+    }
+
+    /// Calls `onResponse` once per task, from whichever callback sees the response first: the
+    /// response callback, the first chunk, or completion (a body-less response). Not relying on
+    /// the response callback alone keeps the transport working if a platform's delegate
+    /// signature ever stops matching.
+    ///
+    /// - Returns: The handler, or `nil` when the task failed or is unknown.
+    private func handler(for task: URLSessionTask, response: URLResponse?) -> Handler? {
+        let id = task.taskIdentifier
+        let (handler, isFirst) = handlers.withLock { handlers -> (Handler?, Bool) in
+            guard var handler = handlers[id], handler.failure == nil else { return (nil, false) }
+            let isFirst = !handler.hasDeliveredResponse
+            handler.hasDeliveredResponse = true
+            handlers[id] = handler
+            return (handler, isFirst)
+        }
+        guard let handler else { return nil }
+        guard isFirst else { return handler }
+        do {
+            guard let http = (response ?? task.response) as? HTTPURLResponse else {
+                throw URLError(.badServerResponse)
+            }
+            try handler.onResponse(http)
+            return handler
+        } catch {
+            fail(id, with: error)
+            return nil
+        }
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let handler = activeHandler(dataTask.taskIdentifier) else { return completionHandler(.cancel) }
-        do {
-            guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-            try handler.onResponse(http)
-            completionHandler(.allow)
-        } catch {
-            fail(dataTask.taskIdentifier, with: error)
-            completionHandler(.cancel)
-        }
+        completionHandler(handler(for: dataTask, response: response) == nil ? .cancel : .allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let handler = activeHandler(dataTask.taskIdentifier) else { return }
+        guard let handler = handler(for: dataTask, response: nil) else { return dataTask.cancel() }
         do {
             try handler.onData(data)
         } catch {
@@ -143,6 +160,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if error == nil { _ = handler(for: task, response: nil) }
         guard let handler = unregister(task.taskIdentifier) else { return }
         if let failure = handler.failure {
             handler.continuation.resume(throwing: failure)
