@@ -27,6 +27,8 @@ final class TestServer: Sendable {
         var gate: Gate?
         /// Send the body with chunked transfer encoding, without a Content-Length.
         var chunked = false
+        /// Send these bytes instead of a generated body.
+        var fixedBody: Data?
         /// Answer `failureStatus` to this many requests before the real response.
         var failuresBeforeSuccess = 0
         var failureStatus = 500
@@ -141,6 +143,10 @@ final class TestServer: Sendable {
             return bodiless(HTTPResponse(statusCode: .notModified, headers: headers))
         }
         let status = HTTPStatusCode(resource.status, phrase: resource.status == 200 ? "OK" : "Status")
+        if let body = resource.fixedBody {
+            stats.update { $0.bodyBytesSent += body.count }
+            return bodiless(HTTPResponse(statusCode: status, headers: headers, body: body))
+        }
         if resource.size == 0 { return bodiless(HTTPResponse(statusCode: status, headers: headers)) }
         headers[.contentType] = "application/octet-stream"
         let body = GeneratedBody(
@@ -153,8 +159,8 @@ final class TestServer: Sendable {
         return HTTPResponse(statusCode: status, headers: headers, body: sequence)
     }
 
-    /// A response without a body ends when the handler returns: count it before the client
-    /// can see it.
+    /// A response without a body (or with a small fixed one) ends when the handler returns:
+    /// count it before the client can see it.
     private func bodiless(_ response: HTTPResponse) -> HTTPResponse {
         stats.update { stats in
             stats.inFlight -= 1
