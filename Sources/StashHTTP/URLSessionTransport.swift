@@ -113,10 +113,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         handlers.withLock { $0[id]?.failure = error }
     }
 
-    /// Calls `onResponse` once per task, from whichever callback sees the response first: the
-    /// response callback, the first chunk, or completion (a body-less response). Not relying on
-    /// the response callback alone keeps the transport working if a platform's delegate
-    /// signature ever stops matching.
+    /// Calls `onResponse` once per task, from whichever callback sees the response first.
+    ///
+    /// That is the response callback, the first chunk, or completion (a body-less response).
+    /// Not relying on the response callback alone keeps the transport working if a platform's
+    /// delegate signature ever stops matching.
     ///
     /// - Returns: The handler, or `nil` when the task failed or is unknown.
     private func handler(for task: URLSessionTask, response: URLResponse?) -> Handler? {
