@@ -102,7 +102,7 @@ public final class ResourceLoader: Sendable {
     /// The body of `request`: from the disk cache when present, otherwise from the network.
     ///
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
-    /// - Complexity: As ``data(for:cachePolicy:priority:)-(URL,_,_)``.
+    /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func data(
         for request: URLRequest, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
     ) async throws -> Data {
@@ -112,7 +112,7 @@ public final class ResourceLoader: Sendable {
     /// The body of `request`, with its cache key, variant, policy and priority.
     ///
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
-    /// - Complexity: As ``data(for:cachePolicy:priority:)-(URL,_,_)``.
+    /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func data(for request: ResourceRequest) async throws -> Data {
         let response = try await response(for: request, delivery: .data)
         guard let data = response.data else { preconditionFailure("a .data delivery delivered a file") }
@@ -157,7 +157,7 @@ public final class ResourceLoader: Sendable {
     ///   - ``Stash/StashError/Code/tooLarge`` over ``Configuration/maximumResponseSize``;
     ///   - ``Stash/StashError/Code/cancelled`` when the calling task was cancelled;
     ///   - the disk cache's errors when it cannot be read.
-    /// - Complexity: As ``data(for:cachePolicy:priority:)-(URL,_,_)``.
+    /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func response(for request: ResourceRequest, delivery: Delivery = .data) async throws -> ResourceResponse {
         try await load(request, delivery: delivery, waiter: Waiter(priority: request.priority))
     }
@@ -183,12 +183,16 @@ public final class ResourceLoader: Sendable {
     // MARK: - Scheduling
 
     /// Holds transfers that have not started; running transfers and cache hits go on.
+    ///
+    /// - Complexity: O(1).
     public func suspend() {
         scheduler.suspend()
         logger.debug("Suspended")
     }
 
     /// Lets held transfers start again, highest priority first.
+    ///
+    /// - Complexity: O(*q*) per transfer started, for *q* queued transfers.
     public func resume() {
         scheduler.resume()
         logger.debug("Resumed")
@@ -199,6 +203,10 @@ public final class ResourceLoader: Sendable {
 
     /// Cancels every transfer, queued or running; their requests fail with
     /// ``Stash/StashError/Code/cancelled`` and nothing they were downloading is stored.
+    ///
+    /// Requests still looking in the disk cache are not affected. The loader stays usable.
+    ///
+    /// - Complexity: O(*t* + *w*) for *t* transfers and *w* waiting requests.
     public func cancelAll() {
         let count = coordinator.cancelAll()
         logger.debug("Cancelled all transfers", metadata: ["count": "\(count)"])
