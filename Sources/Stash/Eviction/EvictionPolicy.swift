@@ -47,7 +47,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     private static let maximumFrequency = 3
     private static let smallQueueShare = 0.1
 
-    /// The state of an entry just written. `existing` is the state of the value it replaces.
+    /// The state of an entry just written.
+    ///
+    /// `existing` is the state of the value it replaces.
     package func insertionState(
         existing: PolicyState?, fingerprint: Int64, in index: inout some EvictionIndex
     ) throws -> PolicyState {
@@ -90,7 +92,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Evicts until the unpinned entries fit `targetSize` and `targetCount`, or none is left
-    /// to evict. `capacity` is the cache's byte limit, which sizes S3-FIFO's small queue.
+    /// to evict.
+    ///
+    /// `capacity` is the cache's byte limit, which sizes S3-FIFO's small queue.
     package func evict(
         from index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
     ) throws {
