@@ -44,6 +44,14 @@ final class InterruptingClock: Sendable {
         var garbageWrites = 0
         var mixUps: [String] = []
         var errors: [String] = []
+
+        mutating func add(_ other: Tally) {
+            reads += other.reads
+            stores += other.stores
+            garbageWrites += other.garbageWrites
+            mixUps += other.mixUps
+            errors += other.errors
+        }
     }
 
     // MARK: - Interleavings, forced
@@ -102,99 +110,109 @@ final class InterruptingClock: Sendable {
 
     // MARK: - Stress
 
+    private static let keys = (0..<12).map { "k\($0)" } + ["caf\u{E9}", "cafe\u{301}"]  // NFC and NFD
+    private static let badKeys = ["bad0", "bad1"]
+
+    /// In an async context the async overloads win; this runs a blocking one from a task.
+    private static func blocking<T>(_ body: () throws -> T) rethrows -> T { try body() }
+
+    /// Performs one random operation, sync or async, and records what it did in `tally`.
+    private static func randomOperation(
+        on cache: Cache<Payload>, writer: Int, serial: Int, random: inout SplitMix64, tally: inout Tally
+    ) async throws {
+        let key = keys.randomElement(using: &random)!
+        let badKey = badKeys.randomElement(using: &random)!
+        func check(_ value: Payload?, _ key: String) {
+            if let value, !value.key.utf8.elementsEqual(key.utf8) { tally.mixUps.append("\(key) -> \(value)") }
+        }
+        let payload = Payload(key: key, writer: writer, serial: serial)
+        switch Int.random(in: 0..<1_000, using: &random) {
+        case 0..<300:
+            tally.reads += 1
+            check(try blocking { try cache.value(forKey: key) }, key)
+        case 300..<450:
+            tally.reads += 1
+            check(try await cache.value(forKey: key), key)
+        case 450..<600:
+            tally.stores += 1
+            try blocking { try cache.store(payload, forKey: key) }
+        case 600..<700:
+            tally.stores += 1
+            try await cache.store(payload, forKey: key)
+        case 700..<800:
+            try await cache.removeValue(forKey: key)
+        case 800..<850:
+            _ = try blocking { try cache.containsValue(forKey: key) }
+        case 850..<900:
+            tally.garbageWrites += 1
+            try blocking { try cache.disk.store(Data("not json".utf8), forKey: badKey) }
+        case 900..<950:
+            tally.reads += 1
+            if try blocking({ try cache.value(forKey: badKey) }) != nil { tally.mixUps.append("\(badKey) decoded") }
+        case 950..<980:
+            cache.memory.handleMemoryPressure(.warning)
+        case 980..<998:
+            cache.memory.handleMemoryPressure(.critical)
+        default:
+            try blocking { try cache.removeAll() }
+        }
+    }
+
+    /// Keys whose value in memory is not exactly the value on disk; call only while idle.
+    private static func disagreements(in cache: Cache<Payload>) async throws -> [String] {
+        var keys: [String] = []
+        for key in Self.keys {
+            guard let inMemory = cache.memory.value(forKey: CacheKey(key)) else { continue }
+            let onDisk = try await cache.disk.data(forKey: key).map { try JSONDecoder().decode(Payload.self, from: $0) }
+            if onDisk != inMemory { keys.append("\(key): memory \(inMemory), disk \(String(describing: onDisk))") }
+        }
+        return keys
+    }
+
     @Test func concurrentOperationsNeverMixUpKeysAndLeaveBothTiersConsistent() async throws {
         try await withTemporaryDirectory { dir in
             let events = CacheEventLog()
             let cache = try Cache(
-                directory: dir, sizeLimit: .megabytes(64), memoryCountLimit: 16, codec: .json(Payload.self),
+                directory: dir, sizeLimit: .megabytes(64), memoryCountLimit: 10, codec: .json(Payload.self),
                 onEvent: events.callback)
-            // Two spellings of "café" that String calls equal: a mix-up between them is detectable too.
-            let keys = (0..<30).map { "k\($0)" } + ["caf\u{E9}", "cafe\u{301}"]
-            let badKeys = ["bad0", "bad1"]
-            func sameKey(_ payload: Payload, _ key: String) -> Bool { payload.key.utf8.elementsEqual(key.utf8) }
-            // In an async context the async overloads win; these run the blocking ones from tasks.
-            @Sendable func blocking<T>(_ body: () throws -> T) rethrows -> T { try body() }
-
-            let tally = await withTaskGroup(of: Tally.self) { group in
-                for writer in 0..<8 {
-                    group.addTask {
-                        var random = SplitMix64(seed: 0xCAC4E + UInt64(writer))
-                        var tally = Tally()
-                        for serial in 0..<500 {
-                            let key = keys.randomElement(using: &random)!
-                            let badKey = badKeys.randomElement(using: &random)!
-                            do {
-                                switch Int.random(in: 0..<1_000, using: &random) {
-                                case 0..<300:
-                                    tally.reads += 1
-                                    if let value = try blocking({ try cache.value(forKey: key) }), !sameKey(value, key) {
-                                        tally.mixUps.append("\(key) -> \(value)")
-                                    }
-                                case 300..<450:
-                                    tally.reads += 1
-                                    if let value = try await cache.value(forKey: key), !sameKey(value, key) {
-                                        tally.mixUps.append("\(key) -> \(value)")
-                                    }
-                                case 450..<600:
-                                    tally.stores += 1
-                                    try blocking {
-                                        try cache.store(Payload(key: key, writer: writer, serial: serial), forKey: key)
-                                    }
-                                case 600..<700:
-                                    tally.stores += 1
-                                    try await cache.store(Payload(key: key, writer: writer, serial: serial), forKey: key)
-                                case 700..<800:
-                                    try await cache.removeValue(forKey: key)
-                                case 800..<850:
-                                    _ = try blocking { try cache.containsValue(forKey: key) }
-                                case 850..<900:
-                                    tally.garbageWrites += 1
-                                    try blocking { try cache.disk.store(Data("not json".utf8), forKey: badKey) }
-                                case 900..<950:
-                                    tally.reads += 1
-                                    if try blocking({ try cache.value(forKey: badKey) }) != nil { tally.mixUps.append("\(badKey) decoded") }
-                                case 950..<990:
-                                    cache.memory.handleMemoryPressure(.warning)
-                                case 990..<995:
-                                    cache.memory.handleMemoryPressure(.critical)
-                                default:
-                                    try blocking { try cache.removeAll() }
+            var total = Tally()
+            var disagreements: [String] = []
+            // Rounds, so that the tiers are compared at many quiescent points, not only at the end.
+            for round in 0..<40 {
+                total = await withTaskGroup(of: Tally.self) { group in
+                    for writer in 0..<8 {
+                        group.addTask {
+                            var random = SplitMix64(seed: UInt64(round * 100 + writer))
+                            var tally = Tally()
+                            for serial in 0..<40 {
+                                do {
+                                    try await Self.randomOperation(
+                                        on: cache, writer: writer, serial: serial, random: &random, tally: &tally)
+                                } catch {
+                                    tally.errors.append("\(error)")
                                 }
-                            } catch {
-                                tally.errors.append("\(error)")
                             }
+                            return tally
                         }
-                        return tally
                     }
+                    return await group.reduce(into: total) { $0.add($1) }
                 }
-                return await group.reduce(into: Tally()) { total, tally in
-                    total.reads += tally.reads
-                    total.stores += tally.stores
-                    total.garbageWrites += tally.garbageWrites
-                    total.mixUps += tally.mixUps
-                    total.errors += tally.errors
-                }
+                disagreements += try await Self.disagreements(in: cache)
             }
 
-            #expect(tally.mixUps.isEmpty)
-            #expect(tally.errors.isEmpty)
+            #expect(total.mixUps.isEmpty)
+            #expect(total.errors.isEmpty)
+            #expect(disagreements.isEmpty)
             let statistics = cache.statistics
-            #expect(statistics.memoryHits + statistics.diskHits + statistics.misses == tally.reads)
-            #expect(statistics.disk.writes == tally.stores + tally.garbageWrites)
+            #expect(statistics.memoryHits + statistics.diskHits + statistics.misses == total.reads)
+            #expect(statistics.disk.writes == total.stores + total.garbageWrites)
             #expect(statistics.decodingFailures == events.all.count)
             #expect(statistics.decodingFailures >= 1)
             #expect(statistics.failedRemovals == 0)
-            #expect(cache.memory.totalCount <= 16)
+            #expect(cache.memory.totalCount <= 10)
             #expect(cache.memory.storageInvariantViolation == nil)
             let report = try await cache.disk.verify()
             #expect(report.isHealthy, "\(report)")
-
-            // Quiescent: whatever memory holds is exactly what disk holds (no eviction at 64 MB).
-            for key in keys {
-                guard let inMemory = cache.memory.value(forKey: CacheKey(key)) else { continue }
-                let onDisk = try await cache.disk.data(forKey: key).map { try JSONDecoder().decode(Payload.self, from: $0) }
-                #expect(onDisk == inMemory, "memory and disk disagree on \(key)")
-            }
         }
     }
 
