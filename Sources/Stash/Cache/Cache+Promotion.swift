@@ -7,7 +7,8 @@ extension Cache {
     func readFromDisk(key: String, memoryKey: CacheKey) throws -> Value? {
         // Taken before the disk read, so that any store or removal of the key that could
         // interleave with this read is seen before the value is promoted.
-        let snapshot = mutations.snapshot(of: memoryKey)
+        let snapshot = mutations.beginRead(memoryKey)
+        defer { mutations.endRead(snapshot) }
         guard let bytes = try disk.data(forKey: key) else {
             counters.withLock { $0.misses += 1 }
             return nil
@@ -20,13 +21,14 @@ extension Cache {
             return nil
         }
         counters.withLock { $0.diskHits += 1 }
-        if let snapshot { promote(value, key: key, memoryKey: memoryKey, snapshot: snapshot) }
+        promote(value, key: key, memoryKey: memoryKey, snapshot: snapshot)
         return value
     }
 
     /// Keeps a value just read from disk in memory, for no longer than the disk entry lives,
     /// unless a store or removal of the key overlapped the read.
     private func promote(_ value: Value, key: String, memoryKey: CacheKey, snapshot: MutationTracker.Snapshot) {
+        guard mutations.isUnchanged(since: snapshot) else { return }
         let attributes: DiskCache.Attributes?
         do {
             attributes = try disk.attributes(forKey: key)
@@ -53,7 +55,7 @@ extension Cache {
 
     /// Counts, reports and removes an entry whose bytes the codec rejected.
     private func discardUndecodable(
-        key: String, memoryKey: CacheKey, snapshot: MutationTracker.Snapshot?, error: any Error
+        key: String, memoryKey: CacheKey, snapshot: MutationTracker.Snapshot, error: any Error
     ) {
         let decodingError =
             error as? StashError
@@ -67,10 +69,10 @@ extension Cache {
             statistics.decodingFailures += 1
         }
         var removalError: StashError?
-        // Without a clean snapshot, a store of this key may have replaced the bad bytes with good
-        // ones since they were read: removing now could delete the good value. That store (or
-        // removal) takes care of the entry instead.
-        if let snapshot, mutations.isUnchanged(since: snapshot) {
+        // If a store of this key overlapped the read, it may have replaced the bad bytes with good
+        // ones: removing now could delete the good value. That store (or removal) takes care of
+        // the entry instead.
+        if mutations.isUnchanged(since: snapshot) {
             let ticket = mutations.begin(memoryKey)
             do {
                 try disk.removeData(forKey: key)
