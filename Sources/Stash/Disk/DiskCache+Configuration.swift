@@ -156,6 +156,8 @@ extension DiskCache {
         case reclaimedOrphans(count: Int, bytes: Int)
         /// A write made through a non-throwing API (the subscript setter) failed.
         case writeFailed(key: String, error: StashError)
+        /// A read made through a non-throwing API (the subscript getter) failed.
+        case readFailed(key: String, error: StashError)
 
         /// A one-line description of the event.
         public var description: String {
@@ -164,6 +166,7 @@ extension DiskCache {
             case .droppedDamagedEntry(let key, let reason): "dropped damaged entry '\(key)': \(reason)"
             case .reclaimedOrphans(let count, let bytes): "reclaimed \(count) orphan files (\(bytes) bytes)"
             case .writeFailed(let key, let error): "write of '\(key)' failed: \(error)"
+            case .readFailed(let key, let error): "read of '\(key)' failed: \(error)"
             }
         }
     }
@@ -230,6 +233,8 @@ extension DiskCache {
         public var damagedEntries = 0
         /// Writes through the non-throwing subscript that failed.
         public var failedWrites = 0
+        /// Reads through the non-throwing subscript that failed.
+        public var failedReads = 0
 
         /// `hits / (hits + misses)`, or 0 before any read.
         public var hitRatio: Double {

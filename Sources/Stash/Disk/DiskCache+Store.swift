@@ -111,7 +111,9 @@ extension DiskCache {
             do {
                 return try data(forKey: key)
             } catch {
-                reportFailedWrite(key: key, error: error)
+                let stashError = error as? StashError ?? StashError(.io, "Reading '\(key)' failed.", cause: error)
+                counters.withLock { $0.failedReads += 1 }
+                configuration.onEvent?(.readFailed(key: key, error: stashError))
                 return nil
             }
         }
