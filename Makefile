@@ -5,7 +5,7 @@ deps:
 	@scripts/install-deps
 
 demo: deps
-	swift run -c release stash-example
+	swift run stash-example
 
 test: deps
 	swift test

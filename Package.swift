@@ -5,7 +5,14 @@ let package = Package(
     name: "Stash",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Stash", targets: ["Stash"])
+        .library(name: "Stash", targets: ["Stash"]),
+        .library(name: "StashHTTP", targets: ["StashHTTP"]),
+        .executable(name: "stash-example", targets: ["StashExample"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Only the HTTP test target uses FlyingFox: a real HTTP server on 127.0.0.1.
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         .systemLibrary(
@@ -18,6 +25,16 @@ let package = Package(
             dependencies: ["CSQLite"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        .target(
+            name: "StashHTTP",
+            dependencies: ["Stash", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "StashExample",
+            dependencies: ["Stash"],
+            path: "Examples/StashExample"
+        ),
         .executableTarget(
             name: "StashTestWorker",
             dependencies: ["Stash"],
@@ -26,6 +43,18 @@ let package = Package(
         .testTarget(
             name: "StashTests",
             dependencies: ["Stash", "StashTestWorker"]
+        ),
+        .executableTarget(
+            name: "StashHTTPTestWorker",
+            dependencies: ["StashHTTP"],
+            path: "Tests/StashHTTPTestWorker"
+        ),
+        .testTarget(
+            name: "StashHTTPTests",
+            dependencies: [
+                "StashHTTP", "StashHTTPTestWorker", .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,2 +1,151 @@
-// Child-process worker for crash and multi-process tests; filled in with DiskCache.
-print("ok")
+// A child process for the crash-safety and multi-process tests. It is killed with SIGKILL
+// mid-write, or runs beside another copy of itself on the same cache directory.
+//
+//   StashTestWorker write-loop DIR SEED      store/overwrite/remove forever, printing progress
+//   StashTestWorker mixed DIR SEED MILLIS    store/read/remove for MILLIS ms, report counts
+//   StashTestWorker check DIR                read every entry, report complete and broken values
+//   StashTestWorker open DIR                 open and store one value; report the error code
+//
+// Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
+// reader can tell a complete, correct value from a torn or mixed-up one.
+import Foundation
+import Stash
+
+func generate(_ count: Int, seed: UInt64) -> Data {
+    var data = Data(count: max(count, 8))
+    data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+        buffer.storeBytes(of: seed.littleEndian, as: UInt64.self)
+        var state = seed | 1
+        for i in 8..<buffer.count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            buffer[i] = UInt8(truncatingIfNeeded: state)
+        }
+    }
+    return data
+}
+
+func isIntact(_ data: Data) -> Bool {
+    guard data.count >= 8 else { return false }
+    let seed = data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    return generate(data.count, seed: seed) == data
+}
+
+func configuration(seed: UInt64) -> DiskCache.Configuration {
+    DiskCache.Configuration(sizeLimit: .bytes(3_000_000), countLimit: 200, inlineThreshold: .bytes(8192))
+}
+
+func randomSize(_ generator: inout some RandomNumberGenerator) -> Int {
+    Bool.random(using: &generator)
+        ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 8...300_000, using: &generator)
+}
+
+struct Generator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Writes a line to stdout unbuffered, so that a parent reading the pipe sees it at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else { fail("usage: StashTestWorker MODE DIR [SEED] [MILLIS]") }
+let directory = URL(fileURLWithPath: arguments[2])
+let seed = arguments.count > 3 ? UInt64(arguments[3]) ?? 1 : 1
+
+switch arguments[1] {
+case "write-loop":
+    var generator = Generator(state: seed)
+    do {
+        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        var step = 0
+        while true {
+            let key = "key-\(Int.random(in: 0..<300, using: &generator))"
+            if Int.random(in: 0..<10, using: &generator) == 0 {
+                try cache.removeData(forKey: key)
+            } else {
+                let valueSeed = generator.next()
+                try cache.store(generate(randomSize(&generator), seed: valueSeed), forKey: key)
+            }
+            step += 1
+            if step % 5 == 0 { say("progress \(step)") }
+        }
+    } catch {
+        fail("write-loop failed: \(error)")
+    }
+
+case "mixed":
+    let millis = arguments.count > 4 ? Int(arguments[4]) ?? 2000 : 2000
+    var generator = Generator(state: seed)
+    let deadline = Date().addingTimeInterval(Double(millis) / 1000)
+    var counts = (stores: 0, hits: 0, misses: 0, removes: 0, corrupt: 0)
+    do {
+        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        while Date() < deadline {
+            let key = "key-\(Int.random(in: 0..<150, using: &generator))"
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0...3:
+                try cache.store(generate(randomSize(&generator), seed: generator.next()), forKey: key)
+                counts.stores += 1
+            case 4...8:
+                if let value = try cache.data(forKey: key) {
+                    counts.hits += 1
+                    if !isIntact(value) { counts.corrupt += 1 }
+                } else {
+                    counts.misses += 1
+                }
+            default:
+                try cache.removeData(forKey: key)
+                counts.removes += 1
+            }
+        }
+    } catch {
+        fail("mixed failed: \(error)")
+    }
+    say(
+        "stores=\(counts.stores) hits=\(counts.hits) misses=\(counts.misses) removes=\(counts.removes) corrupt=\(counts.corrupt)"
+    )
+
+case "check":
+    do {
+        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        var intact = 0
+        var broken = 0
+        for key in try cache.allKeys {
+            if let value = try cache.data(forKey: key) {
+                if isIntact(value) { intact += 1 } else { broken += 1 }
+            }
+        }
+        say("intact=\(intact) broken=\(broken)")
+    } catch {
+        fail("check failed: \(error)")
+    }
+
+case "open":
+    do {
+        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        try cache.store(Data("x".utf8), forKey: "probe")
+        say("ok")
+    } catch let error as StashError {
+        say("error=\(error.code) message=\(error.message)")
+    } catch {
+        say("error=other \(error)")
+    }
+
+default:
+    fail("unknown mode \(arguments[1])")
+}

@@ -1,0 +1,244 @@
+import Foundation
+
+extension DiskCache {
+    /// How hard the cache works to keep recent writes across a power loss.
+    public enum Durability: Sendable, Hashable {
+        /// No `fsync` per write (the default). A process crash loses nothing that `store`
+        /// returned from; a power loss may lose recent entries, but never serves a torn one
+        /// (lengths are always checked; enable ``Configuration/verifiesChecksums`` to also
+        /// catch zero-filled blocks).
+        case fast
+        /// `fsync` of the value file and its directory before the index commits, and SQLite's
+        /// `synchronous = FULL`. Every `store` that returned survives a power loss.
+        case durable
+    }
+
+    /// Settings of a ``DiskCache``.
+    ///
+    /// Every setting has a sensible default.
+    public struct Configuration: Sendable {
+        /// The most bytes of values that unpinned entries may hold.
+        ///
+        /// Defaults to 150 MB.
+        ///
+        ///
+        /// Only value bytes count: the index's own overhead (roughly 150 bytes an entry plus
+        /// the key) and file-system block rounding are not included. ``DiskCache/diskUsage()``
+        /// reports the real footprint.
+        public var sizeLimit: ByteCount
+        /// The most unpinned entries the cache may hold, or `nil` for no count limit (the default).
+        public var countLimit: Int?
+        /// The fraction of a limit that eviction goes down to.
+        ///
+        /// When a write pushes a total over its limit, entries are evicted until the total is at
+        /// or below this fraction of the limit, so that a full cache does not evict on every
+        /// write. Defaults to 0.9.
+        public var lowWaterMark: Double
+        /// The time-to-live of entries stored without one, or `nil` (the default) to keep entries
+        /// until they are evicted.
+        public var defaultTimeToLive: Duration?
+        /// Values smaller than this are stored in the index itself rather than in files.
+        ///
+        /// Defaults to 32 KiB.
+        public var inlineThreshold: ByteCount
+        /// Whether `store` syncs to stable storage before returning.
+        ///
+        /// Defaults to ``Durability/fast``.
+        public var durability: Durability
+        /// Whether every read recomputes the value's checksum.
+        ///
+        /// This costs about 0.1 ms per MiB read. Defaults to `false`: reads then check only the
+        /// length.
+        public var verifiesChecksums: Bool
+        /// How long a write waits for another process holding the index.
+        ///
+        /// After that it fails with ``StashError/Code/busy``. Defaults to 5 seconds.
+        public var busyTimeout: Duration
+        /// Which entries are evicted first.
+        ///
+        /// Defaults to ``EvictionPolicy/leastRecentlyUsed``.
+        public var evictionPolicy: EvictionPolicy
+        /// Whether files left behind by a crash are reclaimed by a background task after opening.
+        ///
+        /// Defaults to `true`.
+        public var reclaimsOrphansOnOpen: Bool
+        /// How many recorded accesses are written to the index in one batch.
+        ///
+        /// Batches are also written on the next write, eviction, or `close`. Defaults to 256.
+        public var accessFlushBatch: Int
+        /// The current time; inject a clock in tests to drive expiry.
+        public var clock: @Sendable () -> Date
+        /// Called, outside any lock, for each entry evicted or expired.
+        public var onEviction: (@Sendable (EvictionEvent) -> Void)?
+        /// Called, outside any lock, when the cache notices and handles damage (a damaged
+        /// index moved aside, a truncated file dropped, orphans reclaimed).
+        public var onEvent: (@Sendable (Event) -> Void)?
+
+        /// Creates a configuration.
+        public init(
+            sizeLimit: ByteCount = .megabytes(150),
+            countLimit: Int? = nil,
+            lowWaterMark: Double = 0.9,
+            defaultTimeToLive: Duration? = nil,
+            inlineThreshold: ByteCount = .kibibytes(32),
+            durability: Durability = .fast,
+            verifiesChecksums: Bool = false,
+            busyTimeout: Duration = .seconds(5),
+            evictionPolicy: EvictionPolicy = .leastRecentlyUsed,
+            reclaimsOrphansOnOpen: Bool = true,
+            accessFlushBatch: Int = 256,
+            clock: @escaping @Sendable () -> Date = { Date() },
+            onEviction: (@Sendable (EvictionEvent) -> Void)? = nil,
+            onEvent: (@Sendable (Event) -> Void)? = nil
+        ) {
+            self.sizeLimit = sizeLimit
+            self.countLimit = countLimit
+            self.lowWaterMark = lowWaterMark
+            self.defaultTimeToLive = defaultTimeToLive
+            self.inlineThreshold = inlineThreshold
+            self.durability = durability
+            self.verifiesChecksums = verifiesChecksums
+            self.busyTimeout = busyTimeout
+            self.evictionPolicy = evictionPolicy
+            self.reclaimsOrphansOnOpen = reclaimsOrphansOnOpen
+            self.accessFlushBatch = accessFlushBatch
+            self.clock = clock
+            self.onEviction = onEviction
+            self.onEvent = onEvent
+        }
+
+        func validate(directory: URL) throws {
+            func invalid(_ what: String) -> StashError {
+                StashError(.invalidArgument, "Invalid DiskCache configuration for \(directory.path): \(what).")
+            }
+            guard sizeLimit.bytes > 0 else { throw invalid("sizeLimit must be positive, got \(sizeLimit.bytes)") }
+            if let countLimit, countLimit <= 0 { throw invalid("countLimit must be positive, got \(countLimit)") }
+            guard lowWaterMark > 0, lowWaterMark <= 1 else {
+                throw invalid("lowWaterMark must be in (0, 1], got \(lowWaterMark)")
+            }
+            if let ttl = defaultTimeToLive, ttl <= .zero {
+                throw invalid("defaultTimeToLive must be positive, got \(ttl)")
+            }
+            guard inlineThreshold.bytes >= 0 else { throw invalid("inlineThreshold must not be negative") }
+            guard accessFlushBatch > 0 else { throw invalid("accessFlushBatch must be positive") }
+        }
+    }
+
+    /// Why an entry left the cache without being removed by the caller.
+    public enum EvictionReason: String, Sendable, Hashable, Codable {
+        /// The byte limit was exceeded.
+        case sizeLimit
+        /// The count limit was exceeded.
+        case countLimit
+        /// The entry's time-to-live ran out.
+        case expired
+        /// A caller asked for ``DiskCache/trim(toSize:)`` or ``DiskCache/trim(toCount:)``.
+        case trimmed
+    }
+
+    /// One evicted entry.
+    public struct EvictionEvent: Sendable, Hashable {
+        /// The entry's key.
+        public var key: String
+        /// The entry's size in bytes.
+        public var size: Int
+        /// Why it was evicted.
+        public var reason: EvictionReason
+    }
+
+    /// Something the cache noticed and handled on its own.
+    public enum Event: Sendable, CustomStringConvertible {
+        /// The index was damaged and replaced by an empty one.
+        case recoveredDamagedIndex(message: String)
+        /// An entry's value file was missing, short or failed its checksum; the entry was dropped.
+        case droppedDamagedEntry(key: String, reason: String)
+        /// Files left behind by an interrupted write were removed.
+        case reclaimedOrphans(count: Int, bytes: Int)
+        /// A write made through a non-throwing API (the subscript setter) failed.
+        case writeFailed(key: String, error: StashError)
+        /// A read made through a non-throwing API (the subscript getter) failed.
+        case readFailed(key: String, error: StashError)
+
+        /// A one-line description of the event.
+        public var description: String {
+            switch self {
+            case .recoveredDamagedIndex(let message): message
+            case .droppedDamagedEntry(let key, let reason): "dropped damaged entry '\(key)': \(reason)"
+            case .reclaimedOrphans(let count, let bytes): "reclaimed \(count) orphan files (\(bytes) bytes)"
+            case .writeFailed(let key, let error): "write of '\(key)' failed: \(error)"
+            case .readFailed(let key, let error): "read of '\(key)' failed: \(error)"
+            }
+        }
+    }
+
+    /// Extra facts stored with an entry: what the resource loader needs to revalidate it,
+    /// plus any strings of the caller's.
+    public struct Metadata: Sendable, Hashable, Codable {
+        /// The MIME type, such as `image/jpeg`.
+        public var contentType: String?
+        /// The HTTP `ETag` validator.
+        public var etag: String?
+        /// The HTTP `Last-Modified` validator, verbatim.
+        public var lastModified: String?
+        /// Any other strings (for example the response's `Cache-Control`).
+        public var extra: [String: String]
+
+        /// Creates metadata.
+        public init(
+            contentType: String? = nil, etag: String? = nil, lastModified: String? = nil,
+            extra: [String: String] = [:]
+        ) {
+            self.contentType = contentType
+            self.etag = etag
+            self.lastModified = lastModified
+            self.extra = extra
+        }
+    }
+
+    /// What the cache knows about one entry.
+    public struct Attributes: Sendable, Hashable {
+        /// The entry's key, verbatim.
+        public var key: String
+        /// The value's length in bytes.
+        public var size: Int
+        /// When the value was stored (last overwritten).
+        public var created: Date
+        /// When the value was last read or written.
+        public var lastAccess: Date
+        /// When the entry expires, if it has a time-to-live.
+        public var expires: Date?
+        /// Whether the entry is exempt from eviction and expiry.
+        public var isPinned: Bool
+        /// Whether the value lives in the index rather than in its own file.
+        public var isInline: Bool
+        /// The metadata stored with the value.
+        public var metadata: Metadata
+    }
+
+    /// Counters since this `DiskCache` object was created (not shared between processes).
+    public struct Statistics: Sendable, Hashable {
+        /// Reads that returned a value.
+        public var hits = 0
+        /// Reads that found nothing (including expired and damaged entries).
+        public var misses = 0
+        /// Values stored.
+        public var writes = 0
+        /// Entries evicted for any ``EvictionReason``.
+        public var evictions = 0
+        /// Bytes returned by reads.
+        public var bytesRead = 0
+        /// Bytes stored by writes.
+        public var bytesWritten = 0
+        /// Entries dropped because their file was missing, short or corrupt.
+        public var damagedEntries = 0
+        /// Writes through the non-throwing subscript that failed.
+        public var failedWrites = 0
+        /// Reads through the non-throwing subscript that failed.
+        public var failedReads = 0
+
+        /// `hits / (hits + misses)`, or 0 before any read.
+        public var hitRatio: Double {
+            hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses)
+        }
+    }
+}

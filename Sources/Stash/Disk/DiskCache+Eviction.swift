@@ -1,0 +1,134 @@
+import Foundation
+
+extension DiskCache {
+    /// Evicts unpinned entries until at most `size` bytes of them remain.
+    ///
+    /// Expired entries go first, then entries in ``Configuration/evictionPolicy`` order.
+    ///
+    /// - Throws: ``StashError`` when the index cannot be written.
+    /// - Complexity: O(*e* log *N*) for *e* evicted entries of *N*.
+    public func trim(toSize size: ByteCount) throws {
+        try trim(targetSize: max(0, size.bytes), targetCount: .max)
+    }
+
+    /// Evicts unpinned entries until at most `count` of them remain.
+    ///
+    /// - Throws: ``StashError`` when the index cannot be written.
+    /// - Complexity: O(*e* log *N*) for *e* evicted entries of *N*.
+    public func trim(toCount count: Int) throws {
+        try trim(targetSize: .max, targetCount: max(0, count))
+    }
+
+    /// Removes every expired, unpinned entry.
+    ///
+    /// Expired entries are already invisible to reads; this reclaims their space early.
+    ///
+    /// - Throws: ``StashError`` when the index cannot be written.
+    /// - Complexity: O(*e* log *N*) for *e* expired entries of *N*.
+    public func removeExpired() throws {
+        let now = configuration.clock()
+        let victims = try wrapIndexErrors {
+            try index.write { db in
+                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .expired)
+                try evictExpired(from: &evictionIndex, now: now, all: true)
+                return evictionIndex.victims
+            }
+        }
+        finishEviction(victims)
+    }
+
+    /// An asynchronous sequence of the entries this object evicts from now on.
+    ///
+    /// Each call returns a new sequence; events are buffered until read.
+    public func evictions() -> AsyncStream<EvictionEvent> {
+        let id = UInt64.random(in: .min ... .max)
+        let (stream, continuation) = AsyncStream<EvictionEvent>.makeStream()
+        evictionStreams.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.evictionStreams.withLock { _ = $0.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func trim(targetSize: Int, targetCount: Int) throws {
+        let now = configuration.clock()
+        let victims = try wrapIndexErrors {
+            try index.write { db in
+                try flushAccesses(in: db)
+                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .trimmed)
+                try evictExpired(from: &evictionIndex, now: now, all: true)
+                try configuration.evictionPolicy.evict(
+                    from: &evictionIndex, targetSize: targetSize, targetCount: targetCount,
+                    capacity: configuration.sizeLimit.bytes)
+                return evictionIndex.victims
+            }
+        }
+        finishEviction(victims)
+    }
+
+    /// Evicts inside the caller's write transaction when a limit is exceeded, down to the
+    /// low-water mark, never touching `protected` (the entry just written).
+    func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
+        let limits = EvictionLimits(
+            sizeLimit: configuration.sizeLimit.bytes, countLimit: configuration.countLimit,
+            lowWaterMark: configuration.lowWaterMark)
+        let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+            (size: $0.int(0), count: $0.int(1))
+        }
+        guard let totals, limits.areExceeded(by: totals) else { return [] }
+        var evictionIndex = try SQLiteEvictionIndex(
+            db: db, protecting: protected, reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
+        try evictExpired(from: &evictionIndex, now: now, all: false)
+        try configuration.evictionPolicy.evict(
+            from: &evictionIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,
+            capacity: limits.sizeLimit)
+        return evictionIndex.victims
+    }
+
+    /// Expired entries go before any policy decision: they are worthless whatever their rank.
+    private func evictExpired(from evictionIndex: inout SQLiteEvictionIndex, now: Date, all: Bool) throws {
+        var expired: [(id: Int64, victim: Victim)] = []
+        try evictionIndex.db.query(
+            """
+            SELECT id, key, size, file FROM entries
+            WHERE expires IS NOT NULL AND pinned = 0 AND expires <= ?1 AND id != ?2
+            ORDER BY expires LIMIT ?3
+            """,
+            [.real(now.timeIntervalSince1970), .integer(evictionIndex.protected), .int(all ? -1 : 1024)]
+        ) { row in
+            let key = String(decoding: row.blob(1) ?? Data(), as: UTF8.self)
+            expired.append((row.int64(0), Victim(key: key, size: row.int(2), file: row.text(3), reason: .expired)))
+        }
+        for (id, victim) in expired {
+            try evictionIndex.db.run("DELETE FROM entries WHERE id = ?1", [.integer(id)])
+            evictionIndex.appendVictim(victim)
+        }
+    }
+
+    /// After commit: removes victims' files, counts them, and tells the observers.
+    func finishEviction(_ victims: [Victim]) {
+        guard !victims.isEmpty else { return }
+        for victim in victims {
+            // A failed unlink leaves an orphan that the collector removes later.
+            if let file = victim.file { try? POSIXFile.remove(path(forFile: file)) }
+        }
+        accessLog.withLock { log in
+            for victim in victims { log.forget(Data(victim.key.utf8)) }
+        }
+        counters.withLock { $0.evictions += victims.count }
+        let continuations = evictionStreams.withLock { Array($0.values) }
+        for victim in victims {
+            let event = EvictionEvent(key: victim.key, size: victim.size, reason: victim.reason)
+            configuration.onEviction?(event)
+            for continuation in continuations { continuation.yield(event) }
+        }
+    }
+
+    func wrapIndexErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw index.indexError(error)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+extension DiskCache {
+    /// The eviction policy's view of the index, inside one write transaction.
+    ///
+    /// Collects what it evicts as `Victim`s, whose files are removed after the commit.
+    struct SQLiteEvictionIndex: EvictionIndex {
+        let db: SQLiteConnection
+        /// The entry just written, which this transaction must not evict.
+        let protected: Int64
+        let reason: EvictionReason
+        private(set) var evictable: (size: Int, count: Int)
+        private(set) var victims: [Victim] = []
+        private var located: [Int64: (key: String, file: String?)] = [:]
+
+        init(db: SQLiteConnection, protecting protected: Int64?, reason: EvictionReason) throws {
+            self.db = db
+            self.protected = protected ?? -1
+            self.reason = reason
+            self.evictable =
+                try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+                    ($0.int(0), $0.int(1))
+                } ?? (0, 0)
+        }
+
+        mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
+            var batch: [PolicyEntry] = []
+            var found: [(Int64, String, String?)] = []
+            try db.query(
+                """
+                SELECT id, size, rank, frequency, key, file FROM entries
+                WHERE pinned = 0 AND queue = ?1 AND rank >= ?2 AND id != ?3 ORDER BY rank LIMIT ?4
+                """,
+                [.int(queue), .integer(rank), .integer(protected), .int(limit)]
+            ) { row in
+                let keyBytes = row.blob(4) ?? Data()
+                let state = PolicyState(queue: queue, rank: row.int64(2), frequency: row.int(3))
+                batch.append(
+                    PolicyEntry(
+                        id: row.int64(0), size: row.int(1), state: state, fingerprint: DiskCache.fingerprint(keyBytes)))
+                found.append((row.int64(0), String(decoding: keyBytes, as: UTF8.self), row.text(5)))
+            }
+            for (id, key, file) in found { located[id] = (key, file) }
+            return batch
+        }
+
+        mutating func queueTotals(_ queue: Int) throws -> (size: Int, count: Int) {
+            try db.first("SELECT size, count FROM queues WHERE id = ?1", [.int(queue)]) { ($0.int(0), $0.int(1)) }
+                ?? (0, 0)
+        }
+
+        mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {
+            try db.run(
+                "UPDATE entries SET queue = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
+                [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(id)])
+        }
+
+        mutating func evict(_ entry: PolicyEntry) throws {
+            try db.run("DELETE FROM entries WHERE id = ?1", [.integer(entry.id)])
+            evictable.size -= entry.size
+            evictable.count -= 1
+            let location = located.removeValue(forKey: entry.id)
+            victims.append(Victim(key: location?.key ?? "", size: entry.size, file: location?.file, reason: reason))
+        }
+
+        mutating func nextRank() throws -> Int64 {
+            try DiskCache.reserveRanks(1, in: db)
+        }
+
+        mutating func rememberGhost(_ fingerprint: Int64, limit: Int) throws {
+            try db.run(
+                """
+                INSERT INTO ghosts (fingerprint, rank) VALUES (?1, ?2)
+                ON CONFLICT (fingerprint) DO UPDATE SET rank = excluded.rank
+                """, [.integer(fingerprint), .integer(try nextRank())])
+            let count = try db.first("SELECT ghosts FROM totals WHERE id = 1") { $0.int(0) } ?? 0
+            if count > limit {
+                try db.run(
+                    "DELETE FROM ghosts WHERE fingerprint IN (SELECT fingerprint FROM ghosts ORDER BY rank LIMIT ?1)",
+                    [.int(count - limit)])
+            }
+        }
+
+        mutating func takeGhost(_ fingerprint: Int64) throws -> Bool {
+            try db.run("DELETE FROM ghosts WHERE fingerprint = ?1", [.integer(fingerprint)]) > 0
+        }
+
+        mutating func cursor() throws -> Int64 {
+            try db.first("SELECT hand FROM totals WHERE id = 1") { $0.int64(0) } ?? 0
+        }
+
+        mutating func setCursor(_ rank: Int64) throws {
+            try db.run("UPDATE totals SET hand = ?1 WHERE id = 1", [.integer(rank)])
+        }
+
+        /// Moves victims out after eviction; used by callers that evict expired entries too.
+        mutating func appendVictim(_ victim: Victim) {
+            victims.append(victim)
+            evictable.size -= victim.size
+            evictable.count -= 1
+        }
+    }
+
+    /// A 64-bit hash of a key's bytes, for S3-FIFO's ghost queue.
+    static func fingerprint(_ keyBytes: some ContiguousBytes) -> Int64 {
+        Int64(bitPattern: Checksum.of(keyBytes))
+    }
+
+    /// Advances the index's logical clock by `n` and returns its new value; ranks are unique
+    /// across every process sharing the directory.
+    static func reserveRanks(_ n: Int, in db: SQLiteConnection) throws -> Int64 {
+        try db.first("UPDATE totals SET clock = clock + ?1 WHERE id = 1 RETURNING clock", [.int(n)]) { $0.int64(0) }
+            ?? 0
+    }
+}

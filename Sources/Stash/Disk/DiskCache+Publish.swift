@@ -1,0 +1,153 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension DiskCache {
+    /// An entry removed by eviction, trimming or expiry, whose file is deleted after commit.
+    struct Victim {
+        var key: String
+        var size: Int
+        var file: String?
+        var reason: EvictionReason
+    }
+
+    /// Publishes a value: (rename the temporary file to its final random name), upsert the
+    /// row and evict, all in one transaction; then remove replaced and evicted files.
+    ///
+    /// The rename happens while the write lock is held so that the orphan collector, which
+    /// takes the same lock, never sees a published file without its row.
+    func publish(
+        _ source: ValueSource, size: Int, checksum: UInt64, forKey key: String, timeToLive: Duration?,
+        pinned: Bool?, metadata: Metadata
+    ) throws {
+        let now = configuration.clock()
+        let ttl = timeToLive ?? configuration.defaultTimeToLive
+        if let ttl, ttl <= .zero {
+            if case .file(let temporary) = source {
+                discardTemporary(path: temporary.path, descriptor: temporary.descriptor)
+            }
+            throw StashError(.invalidArgument, "The time-to-live for '\(key)' must be positive, got \(ttl).")
+        }
+        let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
+        let keyBytes = Data(key.utf8)
+        var fileName: String?
+        var temporary: TemporaryFile?
+        if case .file(let file) = source {
+            temporary = file
+            let name = POSIXFile.randomName()
+            fileName = "\(name.prefix(2))/\(name.dropFirst(2).prefix(2))/\(name)"
+        }
+        var renamed = false
+        let outcome: (replaced: String?, victims: [Victim])
+        do {
+            outcome = try index.write { db in
+                try flushAccesses(in: db)
+                if let temporary, let fileName {
+                    try moveValueFile(temporary.path, to: fileName)
+                    renamed = true
+                }
+                let old = try db.first(
+                    "SELECT file, pinned, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(keyBytes)]
+                ) {
+                    (
+                        file: $0.text(0), pinned: $0.int(1) != 0,
+                        state: PolicyState(queue: $0.int(2), rank: $0.int64(3), frequency: $0.int(4))
+                    )
+                }
+                let isPinned = pinned ?? old?.pinned ?? false
+                var policyIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .sizeLimit)
+                let state = try configuration.evictionPolicy.insertionState(
+                    existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
+                let id = try db.first(
+                    """
+                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
+                                         content_type, etag, last_modified, extra, queue, frequency)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                    ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
+                        checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
+                        expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
+                        queue = excluded.queue, frequency = excluded.frequency,
+                        content_type = excluded.content_type, etag = excluded.etag,
+                        last_modified = excluded.last_modified, extra = excluded.extra
+                    RETURNING id
+                    """,
+                    [
+                        .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
+                        .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
+                        .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
+                        .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
+                        .int(state.queue), .int(state.frequency),
+                    ]
+                ) { $0.int64(0) }!
+                if case .inline(let data) = source {
+                    try db.run("INSERT OR REPLACE INTO inline (id, data) VALUES (?1, ?2)", [.integer(id), .blob(data)])
+                } else if old != nil {
+                    try db.run("DELETE FROM inline WHERE id = ?1", [.integer(id)])
+                }
+                let victims = try evictIfNeeded(in: db, protecting: id, now: now)
+                return (old?.file, victims)
+            }
+        } catch {
+            if let temporary {
+                let leftover = renamed ? path(forFile: fileName!) : temporary.path
+                discardTemporary(path: leftover, descriptor: temporary.descriptor)
+            }
+            throw index.indexError(error)
+        }
+        if let temporary { Foundation.close(temporary.descriptor) }
+        // After commit no reader can reach these files through the index any more. A failed
+        // unlink leaves an orphan that the collector removes later.
+        if let replaced = outcome.replaced { try? POSIXFile.remove(path(forFile: replaced)) }
+        counters.withLock { stats in
+            stats.writes += 1
+            stats.bytesWritten += size
+        }
+        finishEviction(outcome.victims)
+    }
+
+    /// Renames a temporary file to its final name under `data/`.
+    ///
+    /// Creates the fan-out directories on first use. Call it inside the write transaction.
+    func moveValueFile(_ temporaryPath: String, to fileName: String) throws {
+        let destination = path(forFile: fileName)
+        do {
+            do {
+                try POSIXFile.rename(temporaryPath, destination)
+            } catch  where error.errno == ENOENT {
+                let directory = (destination as NSString).deletingLastPathComponent
+                try POSIXFile.makeDirectory(directory)
+                try POSIXFile.rename(temporaryPath, destination)
+            }
+            if configuration.durability == .durable {
+                try POSIXFile.syncDirectory((destination as NSString).deletingLastPathComponent)
+            }
+        } catch {
+            throw ioError(error, "Cannot publish a value file into \(root)/data")
+        }
+    }
+
+    static func encodeExtra(_ extra: [String: String]) -> String? {
+        guard !extra.isEmpty, let data = try? JSONEncoder().encode(extra) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decodeExtra(_ text: String?) -> [String: String] {
+        guard let text, let decoded = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {
+            return [:]
+        }
+        return decoded
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

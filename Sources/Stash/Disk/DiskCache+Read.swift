@@ -1,0 +1,190 @@
+import Foundation
+
+extension DiskCache {
+    /// One row of the index as a read sees it.
+    struct StoredEntry {
+        var id: Int64
+        var size: Int
+        var file: String?
+        var checksum: UInt64
+        var expires: Double?
+        var isPinned: Bool
+        var inline: Data?
+    }
+
+    /// The value stored under `key`, or `nil` when there is none or it has expired.
+    ///
+    /// Never returns partial bytes: a value whose file is missing or has the wrong length (or,
+    /// with ``Configuration/verifiesChecksums``, the wrong checksum) is a miss, and its entry
+    /// is dropped.
+    ///
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key,
+    ///   ``StashError/Code/corrupt`` when the index is damaged, ``StashError/Code/io`` when a
+    ///   file cannot be read.
+    /// - Complexity: O(log *N*) index lookup plus O(*n*) in the value's length.
+    public func data(forKey key: String) throws -> Data? {
+        try Self.validate(key: key)
+        let keyBytes = Data(key.utf8)
+        // A concurrent overwrite may delete the file between our lookup and our open: look again.
+        for _ in 0..<3 {
+            guard let entry = try lookUp(keyBytes), try !isExpired(entry, key: key) else {
+                counters.withLock { $0.misses += 1 }
+                return nil
+            }
+            let bytes: Data
+            if let inline = entry.inline {
+                guard inline.count == entry.size else {
+                    try dropDamaged(
+                        entry, key: key, reason: "inline value has \(inline.count) bytes, expected \(entry.size)")
+                    return nil
+                }
+                bytes = inline
+            } else if let file = entry.file {
+                let result: POSIXFile.ReadResult
+                do {
+                    result = try POSIXFile.read(path(forFile: file), expectedSize: entry.size)
+                } catch {
+                    throw ioError(error, "Cannot read the value for '\(key)'")
+                }
+                switch result {
+                case .bytes(let data):
+                    bytes = data
+                case .missing:
+                    if try lookUp(keyBytes)?.file != file { continue }
+                    try dropDamaged(entry, key: key, reason: "value file \(file) is missing")
+                    return nil
+                case .wrongSize(let actual):
+                    if try lookUp(keyBytes)?.file != file { continue }
+                    try dropDamaged(
+                        entry, key: key, reason: "value file \(file) has \(actual) bytes, expected \(entry.size)")
+                    return nil
+                }
+            } else {
+                try dropDamaged(entry, key: key, reason: "entry has neither inline bytes nor a file")
+                return nil
+            }
+            if configuration.verifiesChecksums && Checksum.of(bytes) != entry.checksum {
+                try dropDamaged(entry, key: key, reason: "checksum mismatch")
+                return nil
+            }
+            recordAccess(keyBytes, at: configuration.clock())
+            counters.withLock { stats in
+                stats.hits += 1
+                stats.bytesRead += bytes.count
+            }
+            return bytes
+        }
+        counters.withLock { $0.misses += 1 }
+        return nil
+    }
+
+    /// Whether a live (present and unexpired) value is stored under `key`.
+    ///
+    /// Does not count as an access for eviction, and does not open the value's file.
+    ///
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key, or when the
+    ///   index cannot be read.
+    /// - Complexity: O(log *N*).
+    public func containsData(forKey key: String) throws -> Bool {
+        try Self.validate(key: key)
+        let now = configuration.clock().timeIntervalSince1970
+        return try wrapIndexErrors {
+            try index.read { db in
+                try db.first("SELECT expires, pinned FROM entries WHERE key = ?1", [Self.keyBytes(key)]) { row in
+                    row.int(1) != 0 || row.optionalDouble(0).map { $0 > now } ?? true
+                }
+            } ?? false
+        }
+    }
+
+    /// What the cache knows about the entry under `key`, or `nil` when there is none.
+    ///
+    /// Does not count as an access. Expired entries are reported (with ``Attributes/expires``
+    /// in the past) so that a loader can revalidate them.
+    ///
+    /// - Throws: ``StashError`` for an empty key or when the index cannot be read.
+    /// - Complexity: O(log *N*).
+    public func attributes(forKey key: String) throws -> Attributes? {
+        try Self.validate(key: key)
+        let keyBytes = Data(key.utf8)
+        let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
+        return try wrapIndexErrors {
+            try index.read { db in
+                try db.first(
+                    """
+                    SELECT size, created, accessed, expires, pinned, file, content_type, etag, last_modified, extra
+                    FROM entries WHERE key = ?1
+                    """, [.blob(keyBytes)]
+                ) { row in
+                    let accessed = Date(timeIntervalSince1970: row.double(2))
+                    return Attributes(
+                        key: key, size: row.int(0), created: Date(timeIntervalSince1970: row.double(1)),
+                        lastAccess: max(accessed, pendingAccess ?? accessed),
+                        expires: row.optionalDouble(3).map(Date.init(timeIntervalSince1970:)),
+                        isPinned: row.int(4) != 0, isInline: row.isNull(5),
+                        metadata: Metadata(
+                            contentType: row.text(6), etag: row.text(7), lastModified: row.text(8),
+                            extra: Self.decodeExtra(row.text(9))))
+                }
+            }
+        }
+    }
+
+    func lookUp(_ keyBytes: Data) throws -> StoredEntry? {
+        try wrapIndexErrors {
+            try index.read { db in
+                try db.first(
+                    """
+                    SELECT e.id, e.size, e.file, e.checksum, e.expires, e.pinned, i.data
+                    FROM entries e LEFT JOIN inline i ON i.id = e.id WHERE e.key = ?1
+                    """, [.blob(keyBytes)]
+                ) { row in
+                    StoredEntry(
+                        id: row.int64(0), size: row.int(1), file: row.text(2),
+                        checksum: UInt64(bitPattern: row.int64(3)),
+                        expires: row.optionalDouble(4), isPinned: row.int(5) != 0,
+                        inline: row.isNull(2) ? (row.blob(6) ?? Data()) : nil)
+                }
+            }
+        }
+    }
+
+    /// `true` for an expired, unpinned entry, which is then removed.
+    private func isExpired(_ entry: StoredEntry, key: String) throws -> Bool {
+        guard !entry.isPinned, let expires = entry.expires else { return false }
+        let now = configuration.clock()
+        guard expires <= now.timeIntervalSince1970 else { return false }
+        let removed = try removeRow(entry, onlyIfExpiredBefore: now.timeIntervalSince1970)
+        if removed {
+            finishEviction([Victim(key: key, size: entry.size, file: entry.file, reason: .expired)])
+        }
+        return true
+    }
+
+    /// Drops an entry whose bytes are damaged, if the row is still the one that was read.
+    private func dropDamaged(_ entry: StoredEntry, key: String, reason: String) throws {
+        if try removeRow(entry, onlyIfExpiredBefore: nil), let file = entry.file {
+            try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
+        }
+        counters.withLock { stats in
+            stats.misses += 1
+            stats.damagedEntries += 1
+        }
+        configuration.onEvent?(.droppedDamagedEntry(key: key, reason: reason))
+    }
+
+    /// Deletes the row only if it still has the same id and file (a concurrent overwrite
+    /// must not be undone).
+    private func removeRow(_ entry: StoredEntry, onlyIfExpiredBefore deadline: Double?) throws -> Bool {
+        try wrapIndexErrors {
+            try index.write { db in
+                try db.run(
+                    """
+                    DELETE FROM entries WHERE id = ?1 AND file IS ?2
+                        AND (?3 IS NULL OR (pinned = 0 AND expires <= ?3))
+                    """,
+                    [.integer(entry.id), .optionalText(entry.file), .optionalReal(deadline)]) > 0
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension DiskCache {
+    /// Stores `data` under `key`, replacing any previous value atomically, then evicts the
+    /// least useful entries if a limit is exceeded.
+    ///
+    /// - Parameters:
+    ///   - data: The value. Values below ``Configuration/inlineThreshold`` live in the index.
+    ///   - key: Any non-empty string, stored verbatim.
+    ///   - timeToLive: How long the entry stays valid; `nil` uses
+    ///     ``Configuration/defaultTimeToLive``.
+    ///   - pinned: `true` pins the entry (never evicted or expired), `false` unpins it, `nil`
+    ///     (the default) keeps the current state of an existing entry and leaves a new one unpinned.
+    ///   - metadata: Content type, HTTP validators and other strings to keep with the value.
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key,
+    ///   ``StashError/Code/tooLarge`` for an unpinned value larger than the size limit,
+    ///   ``StashError/Code/busy``, ``StashError/Code/readOnly`` or ``StashError/Code/io`` when the
+    ///   directory or index cannot be written. A failed store changes nothing.
+    /// - Complexity: O(*n*) in the value's length plus O(*e* log *N*) for *e* evicted entries
+    ///   of *N*.
+    public func store(
+        _ data: Data, forKey key: String, timeToLive: Duration? = nil, pinned: Bool? = nil,
+        metadata: Metadata = Metadata()
+    ) throws {
+        try Self.validate(key: key)
+        try checkSize(data.count, forKey: key, pinned: pinned)
+        let source: ValueSource
+        if data.count < configuration.inlineThreshold.bytes {
+            source = .inline(data)
+        } else {
+            source = .file(try temporaryFile(holding: data, forKey: key))
+        }
+        try publish(
+            source, size: data.count, checksum: Checksum.of(data), forKey: key,
+            timeToLive: timeToLive, pinned: pinned, metadata: metadata)
+    }
+
+    /// Stores the file at `fileURL` under `key` without loading it into memory.
+    ///
+    /// - Parameters:
+    ///   - fileURL: The file to store.
+    ///   - key: Any non-empty string, stored verbatim.
+    ///   - moving: `true` moves the file into the cache when it is on the same file system
+    ///     (the source is gone afterwards); `false` (the default) copies it.
+    ///   - timeToLive: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    ///   - pinned: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    ///   - metadata: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    /// - Throws: ``StashError`` with ``StashError/Code/notFound`` when the file does not exist,
+    ///   and as ``store(_:forKey:timeToLive:pinned:metadata:)`` otherwise.
+    /// - Complexity: O(*n*) in the file's length (its checksum is computed while copying).
+    public func store(
+        fileAt fileURL: URL, forKey key: String, moving: Bool = false, timeToLive: Duration? = nil,
+        pinned: Bool? = nil, metadata: Metadata = Metadata()
+    ) throws {
+        try Self.validate(key: key)
+        let sourcePath = fileURL.path
+        guard let size = POSIXFile.size(sourcePath)?.logical else {
+            throw StashError(.notFound, "Cannot store \(sourcePath) under '\(key)': the file does not exist.")
+        }
+        try checkSize(size, forKey: key, pinned: pinned)
+        if size < configuration.inlineThreshold.bytes {
+            let data: Data
+            switch try? POSIXFile.read(sourcePath, expectedSize: size) {
+            case .bytes(let bytes): data = bytes
+            default:
+                throw StashError(.io, "Cannot read \(sourcePath) to store it under '\(key)': check its permissions.")
+            }
+            try publish(
+                .inline(data), size: size, checksum: Checksum.of(data), forKey: key, timeToLive: timeToLive,
+                pinned: pinned, metadata: metadata)
+            // The value is safely stored; a leftover source file is harmless.
+            if moving { try? POSIXFile.remove(sourcePath) }
+            return
+        }
+        let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
+        try publish(
+            .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
+            pinned: pinned, metadata: metadata)
+    }
+
+    /// Stores `data` under a new random key and returns the key.
+    ///
+    /// - Throws: As ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    /// - Complexity: As ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    @discardableResult
+    public func storeWithGeneratedKey(
+        _ data: Data, timeToLive: Duration? = nil, pinned: Bool? = nil, metadata: Metadata = Metadata()
+    ) throws -> String {
+        let key = UUID().uuidString.lowercased()
+        try store(data, forKey: key, timeToLive: timeToLive, pinned: pinned, metadata: metadata)
+        return key
+    }
+
+    /// The value for `key`, or `nil`; setting `nil` removes the entry.
+    ///
+    /// A failed read returns `nil` and a failed write is dropped; both are counted in
+    /// ``statistics`` and reported through ``Configuration/onEvent``. Use the throwing methods
+    /// where failures matter.
+    ///
+    /// - Complexity: As ``data(forKey:)`` and ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    public subscript(key: String) -> Data? {
+        get {
+            do {
+                return try data(forKey: key)
+            } catch {
+                let stashError = error as? StashError ?? StashError(.io, "Reading '\(key)' failed.", cause: error)
+                counters.withLock { $0.failedReads += 1 }
+                configuration.onEvent?(.readFailed(key: key, error: stashError))
+                return nil
+            }
+        }
+        set {
+            do {
+                if let newValue { try store(newValue, forKey: key) } else { try removeData(forKey: key) }
+            } catch {
+                reportFailedWrite(key: key, error: error)
+            }
+        }
+    }
+
+    private func reportFailedWrite(key: String, error: any Error) {
+        let stashError = error as? StashError ?? StashError(.io, "Cache access for '\(key)' failed.", cause: error)
+        counters.withLock { $0.failedWrites += 1 }
+        configuration.onEvent?(.writeFailed(key: key, error: stashError))
+    }
+
+    // MARK: - Publishing
+
+    /// Where the bytes of a value being stored are.
+    enum ValueSource {
+        case inline(Data)
+        case file(TemporaryFile)
+    }
+
+    /// A fully written temporary file, still locked by its descriptor.
+    struct TemporaryFile {
+        var path: String
+        var descriptor: Int32
+        var checksum: UInt64
+    }
+
+    private func checkSize(_ size: Int, forKey key: String, pinned: Bool?) throws {
+        if pinned != true && size > configuration.sizeLimit.bytes {
+            throw StashError(
+                .tooLarge,
+                "The value for '\(key)' is \(ByteCount(size)), larger than the cache's size limit of \(configuration.sizeLimit): raise sizeLimit or pin the entry."
+            )
+        }
+    }
+
+    private func temporaryPath() -> String { root + "/tmp/" + POSIXFile.randomName() + ".tmp" }
+
+    /// Opens a new locked temporary file, recreating the directories if they were deleted.
+    private func createTemporaryFile(forKey key: String) throws -> (path: String, descriptor: Int32) {
+        var recreated = false
+        for _ in 0..<8 {
+            let path = temporaryPath()
+            do {
+                if let fd = try POSIXFile.createLocked(path) { return (path, fd) }
+            } catch  where error.errno == ENOENT && !recreated {
+                recreated = true
+                try? POSIXFile.makeDirectory(root + "/tmp")  // the next attempt reports any real failure
+            } catch {
+                throw ioError(error, "Cannot create a temporary file in \(root)/tmp for '\(key)'")
+            }
+        }
+        throw StashError(.io, "Cannot create a temporary file in \(root)/tmp for '\(key)': it keeps disappearing.")
+    }
+
+    func ioError(_ error: any Error, _ what: String) -> StashError {
+        if let error = error as? StashError { return error }
+        return switch (error as? POSIXErrorCode)?.errno {
+        case EACCES, EPERM, EROFS:
+            StashError(
+                .readOnly, "\(what): the directory is not writable; fix its permissions or choose another.",
+                cause: error)
+        case ENOSPC, EDQUOT:
+            StashError(.io, "\(what): the disk is full; free space or lower the size limit.", cause: error)
+        default:
+            StashError(.io, "\(what).", cause: error)
+        }
+    }
+
+    func temporaryFile(holding data: Data, forKey key: String) throws -> TemporaryFile {
+        let (path, fd) = try createTemporaryFile(forKey: key)
+        do {
+            try data.withUnsafeBytes { try POSIXFile.writeAll(fd, $0, path: path) }
+            if configuration.durability == .durable { try POSIXFile.sync(fd, path: path) }
+        } catch {
+            discardTemporary(path: path, descriptor: fd)
+            throw ioError(error, "Cannot write the value for '\(key)' to \(path)")
+        }
+        return TemporaryFile(path: path, descriptor: fd, checksum: 0)
+    }
+
+    private func copyToTemporaryFile(from source: String, size: Int, moving: Bool, forKey key: String) throws
+        -> TemporaryFile
+    {
+        let (path, fd) = try createTemporaryFile(forKey: key)
+        var hasher = Checksum()
+        var copied = 0
+        do {
+            let input = open(source, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw POSIXFile.error("open \(source)") }
+            defer { Foundation.close(input) }
+            if moving {
+                // Reading once is unavoidable (the checksum); then a same-device rename avoids a copy.
+                try Self.hashFile(input, path: source, into: &hasher, copyingTo: nil, copied: &copied)
+                // Lock the source before it enters tmp/, so that the orphan collector never sees
+                // it unlocked there.
+                let locked = try POSIXFile.openLocked(source)
+                if copied == size && Foundation.rename(source, path) == 0 {
+                    Foundation.close(fd)
+                    return TemporaryFile(path: path, descriptor: locked, checksum: hasher.finalize())
+                }
+                let renameError = errno
+                Foundation.close(locked)
+                guard copied == size else {
+                    throw POSIXErrorCode(operation: "read \(source) (size changed while copying)", errno: EIO)
+                }
+                guard renameError == EXDEV else {
+                    throw POSIXErrorCode(operation: "rename \(source) -> \(path)", errno: renameError)
+                }
+                lseek(input, 0, SEEK_SET)
+                hasher = Checksum()
+                copied = 0
+            }
+            try Self.hashFile(input, path: source, into: &hasher, copyingTo: (fd, path), copied: &copied)
+            guard copied == size else {
+                throw POSIXErrorCode(operation: "read \(source) (size changed while copying)", errno: EIO)
+            }
+            if configuration.durability == .durable { try POSIXFile.sync(fd, path: path) }
+            if moving { try? POSIXFile.remove(source) }  // copied safely; a leftover source is harmless
+        } catch {
+            discardTemporary(path: path, descriptor: fd)
+            throw ioError(error, "Cannot copy \(source) into the cache for '\(key)'")
+        }
+        return TemporaryFile(path: path, descriptor: fd, checksum: hasher.finalize())
+    }
+
+    private static func hashFile(
+        _ input: Int32, path: String, into hasher: inout Checksum, copyingTo output: (Int32, String)?,
+        copied: inout Int
+    ) throws(POSIXErrorCode) {
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(input, buffer.baseAddress!, chunk)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFile.error("read \(path)")
+            }
+            if n == 0 { return }
+            let filled = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            hasher.update(filled)
+            if let (fd, outputPath) = output { try POSIXFile.writeAll(fd, filled, path: outputPath) }
+            copied += n
+        }
+    }
+
+    func discardTemporary(path: String, descriptor: Int32) {
+        try? POSIXFile.remove(path)  // a leftover temporary file is reclaimed as an orphan later
+        Foundation.close(descriptor)
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// A persistent, size-bounded cache of byte values in one directory.
+///
+/// An SQLite index (in WAL mode) records every entry; values smaller than
+/// ``Configuration/inlineThreshold`` live in the index, larger ones in files with random names
+/// under `data/`. Keys are arbitrary strings stored verbatim — compared byte for byte as
+/// UTF-8, so differently normalised spellings are different keys — and never become paths.
+///
+/// Writes are atomic: a reader sees the old value or the new one, never a mix, and a crash
+/// at any moment leaves no entry pointing at partial bytes. The byte and count limits are
+/// hard: when `store` returns, unpinned entries are within both.
+///
+/// One `DiskCache` may be used from many threads; several processes may open the same
+/// directory at once.
+///
+/// ```swift
+/// let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(10))
+/// try cache.store(data, forKey: "photo-42")
+/// let hit = try cache.data(forKey: "photo-42")
+/// ```
+///
+/// - Important: The synchronous methods perform blocking file and database I/O. From Swift
+///   concurrency, call the `async` variants, which run that I/O off the caller's executor.
+public final class DiskCache: Sendable {
+    /// The directory holding the index and the value files.
+    public let directory: URL
+    /// The settings the cache was opened with.
+    public let configuration: Configuration
+
+    let index: DiskIndex
+    let root: String
+    let accessLog: LockedValue<AccessLog>
+    let counters = LockedValue(Statistics())
+    let evictionStreams = LockedValue([UInt64: AsyncStream<EvictionEvent>.Continuation]())
+    let backgroundWork = DispatchGroup()
+
+    /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
+    ///
+    /// Opening reads one row of the index, whatever the number of entries. Files left behind
+    /// by a crash are reclaimed afterwards on a background queue.
+    ///
+    /// - Parameters:
+    ///   - directory: The cache's directory. Use ``Foundation/URL/caches(_:)`` for the platform's
+    ///     caches folder.
+    ///   - configuration: Limits and behaviour; see ``Configuration``.
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidArgument`` for a bad configuration,
+    ///   ``StashError/Code/readOnly`` when the directory cannot be written, ``StashError/Code/io``
+    ///   otherwise.
+    /// - Complexity: O(1) in the number of entries.
+    public init(directory: URL, configuration: Configuration = Configuration()) throws {
+        guard directory.isFileURL else {
+            throw StashError(.invalidArgument, "DiskCache needs a file URL, got \(directory).")
+        }
+        try configuration.validate(directory: directory)
+        self.directory = directory.standardizedFileURL
+        self.configuration = configuration
+        self.root = self.directory.path
+        self.accessLog = LockedValue(AccessLog())
+        let onEvent = configuration.onEvent
+        self.index = try DiskIndex(
+            root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
+            onRecovery: { message in onEvent?(.recoveredDamagedIndex(message: message)) })
+        try adoptEvictionPolicy()
+        if configuration.reclaimsOrphansOnOpen {
+            DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
+                // A failure here is harmless: the next open, or verify(repair:), tries again.
+                _ = try? reclaimOrphans()
+            }
+        }
+    }
+
+    /// Opens the cache in `directory` with a byte limit and otherwise default settings.
+    ///
+    /// - Throws: See ``init(directory:configuration:)``.
+    /// - Complexity: O(1) in the number of entries.
+    public convenience init(directory: URL, sizeLimit: ByteCount) throws {
+        try self.init(directory: directory, configuration: Configuration(sizeLimit: sizeLimit))
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Writes recorded accesses to the index and closes its connections.
+    ///
+    /// Called automatically when the cache is deallocated. Using the cache after `close`
+    /// reopens the index.
+    ///
+    /// - Complexity: O(*p*), where *p* is the number of accesses not yet written.
+    public func close() {
+        backgroundWork.wait()
+        // Losing recency updates only makes eviction order slightly less precise.
+        try? flushAccesses()
+        index.close()
+    }
+
+    /// Waits until background work started by this object (orphan reclamation) has finished.
+    public func waitForBackgroundWork() {
+        backgroundWork.wait()
+    }
+
+    /// Records the configured policy in the index; when it differs from the one the entries'
+    /// state was kept for, that state is reset (ranks, which all policies read as age, stay).
+    ///
+    /// O(1) when the policy is unchanged, O(*N*) once after a change.
+    private func adoptEvictionPolicy() throws {
+        let name = configuration.evictionPolicy.description
+        let stored = try wrapIndexErrors {
+            try index.read { db in try db.first("SELECT policy FROM totals WHERE id = 1") { $0.text(0) } }
+        }
+        guard stored != .some(name) else { return }
+        try wrapIndexErrors {
+            try index.write { db in
+                try db.execute(
+                    """
+                    UPDATE entries SET queue = 0, frequency = 0 WHERE queue != 0 OR frequency != 0;
+                    DELETE FROM ghosts;
+                    UPDATE totals SET hand = 0, policy = '\(name)' WHERE id = 1;
+                    """)
+            }
+        }
+    }
+
+    // MARK: - Paths and keys
+
+    func path(forFile name: String) -> String { root + "/data/" + name }
+
+    static func validate(key: String) throws {
+        if key.isEmpty {
+            throw StashError(.invalidKey, "A cache key must not be empty: use a non-empty string such as the URL.")
+        }
+    }
+
+    static func keyBytes(_ key: String) -> SQLiteValue { .blob(Data(key.utf8)) }
+}
+
+extension URL {
+    /// The directory `name` inside the platform's caches directory: `$XDG_CACHE_HOME/name`
+    /// (or `~/.cache/name`) on Linux, `Library/Caches/name` on Apple platforms.
+    public static func caches(_ name: String) -> URL {
+        #if canImport(Darwin)
+            let base =
+                FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+                ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        #else
+            let environment = ProcessInfo.processInfo.environment
+            let base: URL
+            if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+                base = URL(fileURLWithPath: xdg, isDirectory: true)
+            } else {
+                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                    ".cache", isDirectory: true)
+            }
+        #endif
+        return base.appendingPathComponent(name, isDirectory: true)
+    }
+}

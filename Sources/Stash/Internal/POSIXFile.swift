@@ -1,0 +1,195 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Thin wrappers over the POSIX calls the disk tier needs, throwing `POSIXErrorCode`.
+///
+/// Foundation's file APIs are avoided on the hot path: `Data.write(.atomic)` fsyncs on every
+/// call on Linux and `FileManager.replaceItemAt` is unreliable there; `rename(2)` is atomic.
+enum POSIXFile {
+    static func error(_ operation: String) -> POSIXErrorCode {
+        POSIXErrorCode(operation: operation, errno: errno)
+    }
+
+    /// Creates `path` and any missing parents with `mode`; an existing directory is fine.
+    static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(POSIXErrorCode) {
+        if mkdir(path, mode) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw error("mkdir \(path)") }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != path else { throw error("mkdir \(path)") }
+        try makeDirectory(parent, mode: mode)
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw error("mkdir \(path)") }
+    }
+
+    /// Opens a new file for writing that no one else has, holding an exclusive `flock` on it.
+    ///
+    /// The lock tells the orphan collector, in this or any other process, that the file is
+    /// still being written; the kernel drops it when the writer exits, even on SIGKILL. The
+    /// collector may win the race between `open` and `flock` and unlink the file: then this
+    /// returns `nil` and the caller tries another name.
+    static func createLocked(_ path: String) throws(POSIXErrorCode) -> Int32? {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw error("open \(path)") }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let failure = error("flock \(path)")
+            close(fd)
+            throw failure
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_nlink > 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and `EINTR`.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(POSIXErrorCode) {
+        guard var pointer = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(fd, pointer, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error("write \(path)")
+            }
+            pointer += written
+            remaining -= written
+        }
+    }
+
+    static func sync(_ fd: Int32, path: String) throws(POSIXErrorCode) {
+        if fsync(fd) != 0 { throw error("fsync \(path)") }
+    }
+
+    /// Fsyncs a directory so that a rename inside it survives power loss.
+    static func syncDirectory(_ path: String) throws(POSIXErrorCode) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open \(path)") }
+        defer { close(fd) }
+        try sync(fd, path: path)
+    }
+
+    static func rename(_ from: String, _ to: String) throws(POSIXErrorCode) {
+        if Foundation.rename(from, to) != 0 { throw error("rename \(from) -> \(to)") }
+    }
+
+    /// Removes a file; a file that is already gone is not an error.
+    static func remove(_ path: String) throws(POSIXErrorCode) {
+        if unlink(path) != 0 && errno != ENOENT { throw error("unlink \(path)") }
+    }
+
+    /// The result of reading a value file.
+    enum ReadResult {
+        case bytes(Data)
+        case missing
+        case wrongSize(actual: Int)
+    }
+
+    /// Reads a whole file whose size must be `expectedSize`.
+    static func read(_ path: String, expectedSize: Int) throws(POSIXErrorCode) -> ReadResult {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return .missing }
+            throw error("open \(path)")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("fstat \(path)") }
+        guard Int(info.st_size) == expectedSize else { return .wrongSize(actual: Int(info.st_size)) }
+        var data = Data(count: expectedSize)
+        var failure: POSIXErrorCode?
+        let total = data.withUnsafeMutableBytes { buffer -> Int in
+            var offset = 0
+            while offset < expectedSize {
+                let n = Foundation.read(fd, buffer.baseAddress! + offset, expectedSize - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = error("read \(path)")
+                    return offset
+                }
+                if n == 0 { break }
+                offset += n
+            }
+            return offset
+        }
+        if let failure { throw failure }
+        return total == expectedSize ? .bytes(data) : .wrongSize(actual: total)
+    }
+
+    /// `st_size` and the bytes allocated on disk (`st_blocks * 512`), or `nil` if absent.
+    static func size(_ path: String) -> (logical: Int, allocated: Int)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (Int(info.st_size), Int(info.st_blocks) * 512)
+    }
+
+    /// The inode of `path`, or `nil` when it does not exist.
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt64(info.st_ino)
+    }
+
+    /// Removes `path` if no process is writing it (its writer finished or died), holding the
+    /// file's lock while unlinking so that a writer that opened it meanwhile notices.
+    ///
+    /// - Returns: The bytes removed, or `nil` when the file is in use or already gone.
+    static func removeIfAbandoned(_ path: String, dryRun: Bool) -> Int? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_nlink > 0 else { return nil }
+        if !dryRun && unlink(path) != 0 { return nil }
+        return Int(info.st_size)
+    }
+
+    /// Names in a directory (without `.` and `..`), or an empty list if it cannot be read.
+    static func contents(of path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// A random 128-bit name in lowercase hex.
+    static func randomName() -> String {
+        let a = UInt64.random(in: .min ... .max)
+        let b = UInt64.random(in: .min ... .max)
+        return hex(a) + hex(b)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+extension POSIXFile {
+    /// Opens an existing file and takes an exclusive `flock` on it (see `createLocked`).
+    static func openLocked(_ path: String) throws(POSIXErrorCode) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error("open \(path)") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let failure = error("flock \(path)")
+            close(fd)
+            throw failure
+        }
+        return fd
+    }
+}

@@ -1,0 +1,175 @@
+import CSQLite
+import Foundation
+
+/// The `SQLITE_TRANSIENT` destructor: SQLite copies bound bytes before the call returns.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// An SQLite result code with the message SQLite gave for it.
+struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    var code: Int32
+    var message: String
+    var description: String { "SQLite error \(code): \(message)" }
+
+    /// `true` for the codes that mean "locked by someone else, try again later".
+    var isBusy: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
+    /// `true` for the codes that mean the database file is damaged or not a database.
+    var isCorruption: Bool { code & 0xff == SQLITE_CORRUPT || code & 0xff == SQLITE_NOTADB }
+    /// `true` when the file or directory cannot be written.
+    var isReadOnly: Bool { code & 0xff == SQLITE_READONLY || code & 0xff == SQLITE_CANTOPEN }
+}
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// Not thread-safe: its owner serialises access (see `DiskIndex`).
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String, busyTimeout: Duration) throws(SQLiteError) {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        let millis = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(db, Int32(clamping: millis))
+    }
+
+    deinit { close() }
+
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    var lastError: SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message)
+        }
+    }
+
+    /// Runs `sql` with `bindings` and calls `row` for each result row.
+    func query(
+        _ sql: String, _ bindings: [SQLiteValue] = [], row: (SQLiteRow) throws -> Void = { _ in }
+    ) throws {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in bindings.enumerated() {
+            try bind(value, at: Int32(index + 1), in: statement)
+        }
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_ROW {
+                try row(SQLiteRow(statement: statement))
+            } else if rc == SQLITE_DONE {
+                return
+            } else {
+                throw lastError
+            }
+        }
+    }
+
+    /// Runs `sql` and returns the first row mapped by `map`, or `nil` when there are no rows.
+    func first<T>(_ sql: String, _ bindings: [SQLiteValue] = [], map: (SQLiteRow) throws -> T) throws -> T? {
+        var result: T?
+        try query(sql, bindings) { row in
+            if result == nil { result = try map(row) }
+        }
+        return result
+    }
+
+    /// Runs a statement and returns the number of rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> Int {
+        try query(sql, bindings)
+        return Int(sqlite3_changes(handle))
+    }
+
+    private func prepared(_ sql: String) throws(SQLiteError) -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else { throw lastError }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ value: SQLiteValue, at index: Int32, in statement: OpaquePointer) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null:
+            rc = sqlite3_bind_null(statement, index)
+        case .integer(let v):
+            rc = sqlite3_bind_int64(statement, index, v)
+        case .real(let v):
+            rc = sqlite3_bind_double(statement, index, v)
+        case .text(let v):
+            rc = sqlite3_bind_text(statement, index, v, -1, transient)
+        case .blob(let bytes):
+            rc = bytes.withUnsafeBytes { buffer in
+                // A zero-length blob must still bind as a blob, not NULL.
+                sqlite3_bind_blob64(
+                    statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count),
+                    transient)
+            }
+        }
+        if rc != SQLITE_OK { throw lastError }
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    static func int(_ value: Int) -> SQLiteValue { .integer(Int64(value)) }
+    static func optionalText(_ value: String?) -> SQLiteValue { value.map(SQLiteValue.text) ?? .null }
+    static func optionalReal(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+}
+
+/// The current row of a statement; valid only inside the `row` closure of `query`.
+struct SQLiteRow {
+    let statement: OpaquePointer
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(_ column: Int32) -> Data? {
+        if isNull(column) { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+}

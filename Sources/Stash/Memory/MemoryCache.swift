@@ -1,0 +1,340 @@
+import Foundation
+
+/// A thread-safe, in-memory cache of decoded values with a cost limit, a count limit, optional
+/// time-to-live and least-recently-used eviction.
+///
+/// ```swift
+/// let thumbnails = MemoryCache<String, Data>(costLimit: 50_000_000, cost: { $0.count })
+/// thumbnails["photo-42"] = data
+/// let hit = thumbnails["photo-42"]  // never suspends, never decodes
+/// ```
+///
+/// Every operation is synchronous and O(1) except the bulk ones, which say so. Entries live in
+/// a contiguous array linked by index and freed slots are reused, so storing an entry
+/// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
+/// that has reached its steady size, allocate nothing.
+///
+/// **Limits.** After every insertion the cache evicts least-recently-used entries until
+/// ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``. A value whose cost is
+/// more than ``entryCostLimitRatio`` × ``costLimit`` is not kept at all, so one huge value cannot
+/// flush everything else.
+///
+/// **Expiry.** An entry whose time-to-live has passed is a miss and is removed when it is next
+/// looked at; until then it still counts towards the totals. ``removeExpiredValues()`` sweeps
+/// them all.
+///
+/// **Memory pressure.** ``handleMemoryPressure(_:)`` halves the cache on a warning and empties it
+/// when pressure is critical; ``startRespondingToMemoryPressure(_:)`` wires it to a
+/// ``MemoryPressureMonitor``. Nothing runs in the background unless you ask for it.
+///
+/// Values must be `Sendable` because a value stored on one thread is handed out on others.
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let state: LockedValue<State>
+    private let clock: @Sendable () -> ContinuousClock.Instant
+    private let costFunction: (@Sendable (Value) -> Int)?
+
+    /// The time-to-live given to values stored without one, or `nil` if they never expire.
+    public let defaultTimeToLive: Duration?
+
+    /// The largest fraction of ``costLimit`` that one entry may cost and still be kept.
+    public let entryCostLimitRatio: Double
+
+    /// A default cost limit sized for entries whose cost is their size in bytes: a quarter of
+    /// physical memory, at most 512 MiB.
+    public static var defaultCostLimit: Int {
+        let quarter = ProcessInfo.processInfo.physicalMemory / 4
+        return Int(min(quarter, 512 * 1_048_576))
+    }
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - costLimit: The most that all entries together may cost. Defaults to
+    ///     ``defaultCostLimit``. Must not be negative.
+    ///   - countLimit: The most entries the cache holds. Defaults to no limit. Must not be
+    ///     negative.
+    ///   - defaultTimeToLive: How long a value stored without its own time-to-live is served.
+    ///     Defaults to `nil`: values never expire. Must be positive when given.
+    ///   - entryCostLimitRatio: An entry costing more than this fraction of `costLimit` is not
+    ///     kept. Defaults to 0.1. Must be in `0 < ratio ≤ 1`.
+    ///   - cost: Computes the cost of a value stored without an explicit cost, for example
+    ///     `{ $0.count }` for `Data`. Defaults to `nil`: such values cost 1.
+    ///   - clock: The current time, for expiry. Inject a manual clock in tests. Defaults to
+    ///     `ContinuousClock.now`.
+    public init(
+        costLimit: Int = MemoryCache.defaultCostLimit,
+        countLimit: Int = .max,
+        defaultTimeToLive: Duration? = nil,
+        entryCostLimitRatio: Double = 0.1,
+        cost: (@Sendable (Value) -> Int)? = nil,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
+        precondition(costLimit >= 0, "MemoryCache costLimit must not be negative; it is \(costLimit).")
+        precondition(countLimit >= 0, "MemoryCache countLimit must not be negative; it is \(countLimit).")
+        precondition(
+            entryCostLimitRatio > 0 && entryCostLimitRatio <= 1,
+            "MemoryCache entryCostLimitRatio must be in 0 < ratio ≤ 1; it is \(entryCostLimitRatio).")
+        if let defaultTimeToLive {
+            precondition(
+                defaultTimeToLive > .zero,
+                "MemoryCache defaultTimeToLive must be positive; it is \(defaultTimeToLive). Pass nil for no expiry.")
+        }
+        self.state = LockedValue(
+            State(
+                costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio,
+                policy: .leastRecentlyUsed))
+        self.clock = clock
+        self.costFunction = cost
+        self.defaultTimeToLive = defaultTimeToLive
+        self.entryCostLimitRatio = entryCostLimitRatio
+    }
+
+    deinit {
+        if let subscription = state.withLock({ $0.pressureSubscription }) {
+            subscription.monitor.removeHandler(subscription.id)
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Returns the value stored for a key, or `nil` on a miss, and marks the entry as most
+    /// recently used.
+    ///
+    /// An entry whose time-to-live has passed is a miss; it is removed and reported to
+    /// ``onEviction`` with ``MemoryEvictionReason/expired``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` if there is none or it has expired.
+    /// - Complexity: O(1).
+    public func value(forKey key: Key) -> Value? {
+        let now = clock()
+        return mutate { state, evictions in
+            guard let slot = state.lookUp(key, at: now, evictions: &evictions) else {
+                state.statistics.misses += 1
+                return nil
+            }
+            state.statistics.hits += 1
+            state.recordAccess(slot)
+            return state.storage[slot].value
+        }
+    }
+
+    /// Returns whether a live value is stored for a key, without counting a hit or a miss and
+    /// without changing the eviction order.
+    ///
+    /// An expired entry is removed and reported, as in ``value(forKey:)``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: `true` if ``value(forKey:)`` would return a value now.
+    /// - Complexity: O(1).
+    public func containsValue(forKey key: Key) -> Bool {
+        let now = clock()
+        return mutate { state, evictions in state.lookUp(key, at: now, evictions: &evictions) != nil }
+    }
+
+    // MARK: - Writing
+
+    /// Stores a value for a key, replacing any value already stored for it, then evicts
+    /// least-recently-used entries until the cache is within its limits.
+    ///
+    /// If the value's cost is more than ``entryCostLimitRatio`` × ``costLimit``, or its
+    /// time-to-live is not positive, or ``countLimit`` is zero, the value is not kept and any
+    /// earlier value for the key is removed, so a lookup never returns a stale value.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - cost: What the value costs against ``costLimit``. Defaults to the `cost` function
+    ///     given at creation, or 1 without one. Must not be negative.
+    ///   - timeToLive: How long the value is served. Defaults to ``defaultTimeToLive``.
+    /// - Complexity: O(1) amortized, plus O(k) for k evicted entries.
+    public func setValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) {
+        let cost = cost ?? costFunction?(value) ?? 1
+        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
+        let timeToLive = timeToLive ?? defaultTimeToLive
+        let expiry = timeToLive.map { clock() + $0 }
+        let isAcceptable = timeToLive.map { $0 > .zero } ?? true
+        let displaced = mutate { state, evictions in
+            state.store(
+                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: isAcceptable, evictions: &evictions)
+        }
+        _ = displaced  // Released here, outside the lock, in case its deinit is expensive.
+    }
+
+    /// Removes the value stored for a key.
+    ///
+    /// The removed value is returned, not reported to ``onEviction``.
+    ///
+    /// - Parameter key: The key to remove.
+    /// - Returns: The value that was stored, or `nil` if there was none or it had expired.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        let now = clock()
+        return mutate { state, evictions in
+            guard let slot = state.lookUp(key, at: now, evictions: &evictions) else { return nil }
+            return state.storage.remove(at: slot).value
+        }
+    }
+
+    /// The value for a key: reading is ``value(forKey:)``, assigning a value is
+    /// ``setValue(_:forKey:cost:timeToLive:)`` with the default cost and time-to-live, and
+    /// assigning `nil` is ``removeValue(forKey:)``.
+    ///
+    /// - Complexity: O(1) amortized, plus O(k) for k evicted entries.
+    public subscript(key: Key) -> Value? {
+        get { value(forKey: key) }
+        set {
+            if let newValue {
+                setValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+    }
+
+    // MARK: - Removing in bulk
+
+    /// Removes every entry, reporting each to ``onEviction`` with
+    /// ``MemoryEvictionReason/removedAll``, least recently used first.
+    ///
+    /// - Complexity: O(n) for n entries; the values are released outside the lock.
+    public func removeAll() {
+        removeAll(reason: .removedAll)
+    }
+
+    /// Evicts least-recently-used entries until ``totalCost`` is at most `cost`.
+    ///
+    /// - Parameter cost: The total cost to trim down to. Must not be negative.
+    /// - Complexity: O(k) for k evicted entries.
+    public func trim(toCost cost: Int) {
+        precondition(cost >= 0, "MemoryCache.trim(toCost:) needs a cost that is not negative; it is \(cost).")
+        mutate { state, evictions in
+            state.evict(toCost: cost, count: .max, reason: .trimmed, evictions: &evictions)
+        }
+    }
+
+    /// Evicts least-recently-used entries until ``totalCount`` is at most `count`.
+    ///
+    /// - Parameter count: The number of entries to trim down to. Must not be negative.
+    /// - Complexity: O(k) for k evicted entries.
+    public func trim(toCount count: Int) {
+        precondition(count >= 0, "MemoryCache.trim(toCount:) needs a count that is not negative; it is \(count).")
+        mutate { state, evictions in
+            state.evict(toCost: .max, count: count, reason: .trimmed, evictions: &evictions)
+        }
+    }
+
+    /// Removes every entry whose time-to-live has passed, reporting each with
+    /// ``MemoryEvictionReason/expired``.
+    ///
+    /// - Complexity: O(n) for n entries.
+    public func removeExpiredValues() {
+        let now = clock()
+        mutate { state, evictions in state.removeExpired(at: now, evictions: &evictions) }
+    }
+
+    // MARK: - Limits, totals and statistics
+
+    /// The most that all entries together may cost.
+    ///
+    /// Lowering it evicts least-recently-used entries, reported with
+    /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative. Entries already stored are not re-checked against the new
+    /// per-entry limit.
+    ///
+    /// - Complexity: O(1) to read; setting is O(k) for k evicted entries.
+    public var costLimit: Int {
+        get { state.withLock { $0.costLimit } }
+        set {
+            precondition(newValue >= 0, "MemoryCache costLimit must not be negative; it is \(newValue).")
+            mutate { state, evictions in
+                state.setCostLimit(newValue)
+                state.evict(toCost: newValue, count: state.countLimit, reason: .limit, evictions: &evictions)
+            }
+        }
+    }
+
+    /// The most entries the cache holds.
+    ///
+    /// Lowering it evicts least-recently-used entries, reported with
+    /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative.
+    ///
+    /// - Complexity: O(1) to read; setting is O(k) for k evicted entries.
+    public var countLimit: Int {
+        get { state.withLock { $0.countLimit } }
+        set {
+            precondition(newValue >= 0, "MemoryCache countLimit must not be negative; it is \(newValue).")
+            mutate { state, evictions in
+                state.countLimit = newValue
+                state.evict(toCost: state.costLimit, count: newValue, reason: .limit, evictions: &evictions)
+            }
+        }
+    }
+
+    /// The sum of the costs of the stored entries, including expired ones not yet removed.
+    ///
+    /// - Complexity: O(1).
+    public var totalCost: Int { state.withLock { $0.storage.totalCost } }
+
+    /// The number of stored entries, including expired ones not yet removed.
+    ///
+    /// - Complexity: O(1).
+    public var totalCount: Int { state.withLock { $0.storage.count } }
+
+    /// A snapshot of the hit, miss, eviction, expiration and insertion counters.
+    ///
+    /// - Complexity: O(1).
+    public var statistics: MemoryCacheStatistics { state.withLock { $0.statistics } }
+
+    /// Called for each entry that the cache drops on its own, with the reason.
+    ///
+    /// Called after the cache's lock is released, on the thread that caused the eviction, so the
+    /// callback may use the cache. Not called for values removed with ``removeValue(forKey:)`` or
+    /// replaced by a new value for the same key. Defaults to `nil`.
+    public var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)? {
+        get { state.withLock { $0.onEviction } }
+        set { state.withLock { $0.onEviction = newValue } }
+    }
+
+    // MARK: - Internals
+
+    /// Runs `body` under the lock, then reports the evictions it decided on once the lock is
+    /// released.
+    @discardableResult
+    func mutate<Result>(_ body: (inout State, inout Evictions) -> Result) -> Result {
+        let (result, evictions, callback) = state.withLock { state in
+            var evictions = Evictions(isCollecting: state.onEviction != nil)
+            let result = body(&state, &evictions)
+            return (result, evictions.items, state.onEviction)
+        }
+        if let callback {
+            for eviction in evictions { callback(eviction.key, eviction.value, eviction.reason) }
+        }
+        return result
+    }
+
+    /// Empties the cache in O(1) under the lock; the entries are reported and released after.
+    func removeAll(reason: MemoryEvictionReason) {
+        let (removed, callback) = state.withLock { state in
+            var removed = Storage()
+            swap(&removed, &state.storage)
+            if reason != .removedAll { state.statistics.evictions += removed.count }
+            return (removed, state.onEviction)
+        }
+        guard let callback else { return }
+        for slot in removed.slotsFromBack() {
+            let node = removed[slot]
+            callback(node.key, node.value, reason)
+        }
+    }
+
+    // MARK: - Test hooks
+
+    /// The keys from the next victim to the most recently used entry.
+    var keysInEvictionOrder: [Key] {
+        state.withLock { state in state.storage.slotsFromBack().map { state.storage[$0].key } }
+    }
+
+    /// The first broken invariant of the storage, or `nil` if it is consistent.
+    var storageInvariantViolation: String? { state.withLock { $0.storage.invariantViolation() } }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Stash
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension ResourceLoader {
+    /// Settings of a ``ResourceLoader``.
+    ///
+    /// Every setting has a sensible default.
+    public struct Configuration: Sendable {
+        /// The most transfers running at once; further ones wait in priority order.
+        ///
+        /// Defaults to 6.
+        public var maximumConcurrentTransfers: Int
+        /// The cache policy of requests that do not set their own.
+        ///
+        /// Defaults to ``CachePolicy/cacheFirst``.
+        public var cachePolicy: CachePolicy
+        /// The largest response body accepted; a larger one fails with
+        /// ``Stash/StashError/Code/tooLarge`` as soon as its length is known or exceeded.
+        ///
+        /// Defaults to `nil`: the disk cache's size limit, since a larger body could not be stored.
+        public var maximumResponseSize: ByteCount?
+        /// When transient failures are retried.
+        ///
+        /// Defaults to ``RetryPolicy/init(maximumRetries:initialDelay:multiplier:maximumDelay:)``'s defaults.
+        public var retryPolicy: RetryPolicy
+        /// The cache key of a request that does not set ``ResourceRequest/cacheKey``.
+        ///
+        /// Defaults to the URL's absolute string. Use ``cacheKey(droppingQueryItems:)`` to
+        /// ignore volatile query parameters such as signed-URL tokens.
+        public var cacheKey: @Sendable (URLRequest) -> String
+        /// The current time, for HTTP freshness.
+        ///
+        /// Inject a clock in tests.
+        public var clock: @Sendable () -> Date
+        /// Called, outside any lock, for each ``Event``.
+        public var onEvent: (@Sendable (Event) -> Void)?
+
+        /// Creates a configuration.
+        public init(
+            maximumConcurrentTransfers: Int = 6,
+            cachePolicy: CachePolicy = .cacheFirst,
+            maximumResponseSize: ByteCount? = nil,
+            retryPolicy: RetryPolicy = RetryPolicy(),
+            cacheKey: @escaping @Sendable (URLRequest) -> String = Configuration.urlCacheKey,
+            clock: @escaping @Sendable () -> Date = { Date() },
+            onEvent: (@Sendable (Event) -> Void)? = nil
+        ) {
+            self.maximumConcurrentTransfers = maximumConcurrentTransfers
+            self.cachePolicy = cachePolicy
+            self.maximumResponseSize = maximumResponseSize
+            self.retryPolicy = retryPolicy
+            self.cacheKey = cacheKey
+            self.clock = clock
+            self.onEvent = onEvent
+        }
+
+        /// The default cache key: the request URL's absolute string.
+        @Sendable public static func urlCacheKey(_ request: URLRequest) -> String {
+            request.url?.absoluteString ?? ""
+        }
+
+        /// A cache key function that ignores the named query parameters, so that URLs differing
+        /// only in them (signed-URL tokens, expiry stamps, cache busters) share one entry.
+        ///
+        /// ```swift
+        /// configuration.cacheKey = .cacheKey(droppingQueryItems: ["token", "X-Amz-Signature", "Expires"])
+        /// ```
+        ///
+        /// - Parameter names: Query parameter names, compared exactly.
+        /// - Returns: A function that returns the URL without those parameters, other parameters
+        ///   keeping their order.
+        public static func cacheKey(droppingQueryItems names: Set<String>) -> @Sendable (URLRequest) -> String {
+            { request in
+                guard let url = request.url else { return "" }
+                guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+                    let items = components.queryItems
+                else { return url.absoluteString }
+                let kept = items.filter { !names.contains($0.name) }
+                components.queryItems = kept.isEmpty ? nil : kept
+                return components.url?.absoluteString ?? url.absoluteString
+            }
+        }
+
+        /// Traps on settings that can never work: they are programming errors, not conditions to handle.
+        func checkValid() {
+            precondition(
+                maximumConcurrentTransfers > 0,
+                "ResourceLoader's maximumConcurrentTransfers must be positive, got \(maximumConcurrentTransfers).")
+            precondition(
+                (maximumResponseSize?.bytes ?? 1) > 0,
+                "ResourceLoader's maximumResponseSize must be positive, got \(maximumResponseSize?.bytes ?? 0) bytes.")
+            precondition(
+                retryPolicy.maximumRetries >= 0 && retryPolicy.multiplier >= 1 && retryPolicy.initialDelay >= .zero,
+                "ResourceLoader's retryPolicy needs maximumRetries >= 0, multiplier >= 1 and initialDelay >= 0.")
+        }
+    }
+}

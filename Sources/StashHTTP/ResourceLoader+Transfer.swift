@@ -1,0 +1,232 @@
+import Foundation
+import Stash
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension ResourceLoader {
+    /// A failure worth another attempt, with the server's requested delay if it gave one.
+    struct TransientFailure: Error {
+        var error: StashError
+        var retryAfter: Duration?
+    }
+
+    /// The stored entry vanished while it was being revalidated; fetch it whole.
+    struct EntryVanished: Error {}
+
+    /// The shared work of one transfer: report how it ended, and turn every failure into a
+    /// `StashError`.
+    func runTransfer(_ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy) async throws
+        -> LoadResult
+    {
+        let key = transfer.key
+        do {
+            let (result, outcome) = try await performTransfer(transfer, request: request, url: url, policy: policy)
+            emit(.finished(key: key, outcome: outcome))
+            return result
+        } catch  where error is CancellationError || (error as? StashError)?.code == .cancelled {
+            counters.withLock { $0.cancelledTransfers += 1 }
+            logger.debug("Transfer cancelled", metadata: ["key": "\(key)"])
+            emit(.finished(key: key, outcome: .cancelled))
+            throw cancellation(of: url)
+        } catch {
+            let error = error as? StashError ?? StashError(.io, "Loading \(url.absoluteString) failed.", cause: error)
+            counters.withLock { $0.failedTransfers += 1 }
+            logger.debug("Transfer failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            emit(.finished(key: key, outcome: .failed(error.code)))
+            throw error
+        }
+    }
+
+    private func performTransfer(_ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy)
+        async throws -> (LoadResult, TransferOutcome)
+    {
+        let key = transfer.key
+        // Another transfer may have stored the entry after this request looked.
+        var stored: DiskCache.Attributes?
+        if policy != .reload {
+            stored = try await liveAttributes(forKey: key)
+            if let stored, policy == .cacheFirst || HTTPFreshness.isFresh(stored.metadata, at: configuration.clock()) {
+                return (LoadResult(metadata: stored.metadata, source: .disk), .alreadyCached)
+            }
+        }
+        var validated = stored.flatMap { $0.metadata.etag != nil || $0.metadata.lastModified != nil ? $0 : nil }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await attemptTransfer(
+                    transfer, request: request, url: url, policy: policy, validated: validated, attempt: attempt)
+            } catch let failure as TransientFailure {
+                guard attempt <= configuration.retryPolicy.maximumRetries else {
+                    var error = failure.error
+                    if attempt > 1 { error.message += " (\(attempt) attempts)" }
+                    throw error
+                }
+                counters.withLock { $0.retries += 1 }
+                let delay = configuration.retryPolicy.delay(beforeRetry: attempt, serverDelay: failure.retryAfter)
+                logger.debug(
+                    "Retrying after a transient failure",
+                    metadata: [
+                        "key": "\(key)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.error)",
+                    ])
+                try await Task.sleep(for: delay)
+            } catch is EntryVanished {
+                validated = nil
+            }
+        }
+    }
+
+    /// One HTTP request, holding a slot of the concurrency limit.
+    private func attemptTransfer(
+        _ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy,
+        validated: DiskCache.Attributes?, attempt: Int
+    ) async throws -> (LoadResult, TransferOutcome) {
+        let key = transfer.key
+        try await scheduler.acquire(transfer) { emit(.queued(key: key)) }
+        defer { scheduler.release() }
+        try Task.checkCancellation()
+
+        var urlRequest = request.urlRequest
+        if let validated {
+            if let etag = validated.metadata.etag { urlRequest.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let modified = validated.metadata.lastModified {
+                urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since")
+            }
+        }
+        counters.withLock { stats in
+            stats.requests += 1
+            if validated != nil { stats.revalidations += 1 }
+        }
+        emit(.requestSent(key: key, url: url, attempt: attempt, isConditional: validated != nil))
+        logger.debug(
+            "Fetching",
+            metadata: ["url": "\(url.absoluteString)", "attempt": "\(attempt)", "conditional": "\(validated != nil)"])
+
+        let receiver = BodyReceiver(
+            url: url, maximumSize: maximumResponseSize, inlineThreshold: cache.configuration.inlineThreshold.bytes,
+            downloadsDirectory: downloadsDirectory,
+            onProgress: { [coordinator] progress in coordinator.report(progress, for: transfer) })
+        let response: HTTPURLResponse
+        do {
+            response = try await transport.send(urlRequest, onResponse: receiver.begin, onData: receiver.append)
+        } catch {
+            receiver.discard()
+            recordBuffering(receiver)
+            throw transportFailure(error, url: url)
+        }
+        recordBuffering(receiver)
+
+        switch response.statusCode {
+        case 304:
+            receiver.discard()
+            return try await revalidated(response, validated: validated, key: key, url: url)
+        case 200..<300 where response.statusCode != 206:
+            let body: BodyReceiver.Body
+            do {
+                body = try receiver.finish()
+            } catch let error as StashError {
+                receiver.discard()
+                throw TransientFailure(error: error)
+            }
+            guard !Task.isCancelled else {
+                discard(body)
+                throw CancellationError()
+            }
+            return try await store(body, response: response, key: key, url: url, policy: policy)
+        default:
+            receiver.discard()
+            throw statusFailure(response, url: url)
+        }
+    }
+
+    private var maximumResponseSize: Int {
+        min(configuration.maximumResponseSize?.bytes ?? .max, cache.configuration.sizeLimit.bytes)
+    }
+
+    private func recordBuffering(_ receiver: BodyReceiver) {
+        counters.withLock { stats in
+            stats.bytesReceived += receiver.delivered
+            stats.largestBufferedBody = max(stats.largestBufferedBody, receiver.largestBuffered)
+        }
+    }
+
+    /// A 304: refresh the stored entry's metadata and serve its bytes.
+    private func revalidated(_ response: HTTPURLResponse, validated: DiskCache.Attributes?, key: String, url: URL)
+        async throws -> (LoadResult, TransferOutcome)
+    {
+        guard let validated else {
+            throw StashError(
+                .invalidResponse,
+                "GET \(url.absoluteString) answered 304 Not Modified to a request without validators: the server is misbehaving; nothing was cached.",
+                cause: HTTPStatusError(statusCode: 304, url: response.url ?? url))
+        }
+        let metadata = HTTPFreshness.metadata(
+            for: HTTPFreshness.Headers(response), url: response.url ?? url, receivedAt: configuration.clock(),
+            updating: validated.metadata)
+        let cache = self.cache
+        guard try await offload({ try cache.updateMetadata(metadata, forKey: key) }) else { throw EntryVanished() }
+        counters.withLock { $0.notModified += 1 }
+        logger.debug("Not modified", metadata: ["key": "\(key)"])
+        return (LoadResult(metadata: metadata, source: .revalidated), .notModified)
+    }
+
+    /// A complete 2xx body: store it unless the policy forbids, and hand it over.
+    private func store(
+        _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, policy: CachePolicy
+    ) async throws -> (LoadResult, TransferOutcome) {
+        let headers = HTTPFreshness.Headers(response)
+        let metadata = HTTPFreshness.metadata(
+            for: headers, url: response.url ?? url, receivedAt: configuration.clock())
+        if policy == .http && HTTPFreshness.forbidsStoring(headers) {
+            let reason = StashError(
+                .invalidResponse,
+                "GET \(url.absoluteString) answered Cache-Control: no-store, so it was not cached and has no cache file: load it with data(for:), or use the .cacheFirst policy to cache it anyway."
+            )
+            return (try unstored(body, metadata: metadata, reason: reason), .notStored)
+        }
+        do {
+            switch body {
+            case .memory(let data):
+                try await cache.store(data, forKey: key, metadata: metadata)
+                return (LoadResult(metadata: metadata, source: .network, data: data), .stored)
+            case .file(let file, _):
+                try await cache.store(
+                    fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
+                file.remove()  // normally gone already; removes it if the cache copied instead
+                return (LoadResult(metadata: metadata, source: .network), .stored)
+            }
+        } catch {
+            // Tolerated: the body is complete, so the waiting requests still get it (as data).
+            let reason = error as? StashError ?? StashError(.io, "Cannot store \(url.absoluteString).", cause: error)
+            counters.withLock { $0.storeFailures += 1 }
+            logger.warning(
+                "Downloaded but could not store", metadata: ["url": "\(url.absoluteString)", "error": "\(reason)"])
+            return (try unstored(body, metadata: metadata, reason: reason), .notStored)
+        }
+    }
+
+    /// A body that is not in the cache, in memory for the requests that wait for data.
+    private func unstored(_ body: BodyReceiver.Body, metadata: DiskCache.Metadata, reason: StashError) throws
+        -> LoadResult
+    {
+        let data: Data
+        switch body {
+        case .memory(let bytes):
+            data = bytes
+        case .file(let file, _):
+            defer { file.remove() }
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: file.path))
+            } catch {
+                throw StashError(.io, "Cannot read the downloaded body at \(file.path).", cause: error)
+            }
+        }
+        return LoadResult(metadata: metadata, source: .network, data: data, unstoredReason: reason)
+    }
+
+    private func discard(_ body: BodyReceiver.Body) {
+        if case .file(let file, _) = body { file.remove() }
+    }
+}

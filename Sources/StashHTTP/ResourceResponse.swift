@@ -1,0 +1,47 @@
+import Foundation
+import Stash
+
+/// What a ``ResourceLoader`` delivered for one request.
+public struct ResourceResponse: Sendable {
+    /// Where the bytes came from.
+    public enum Source: Sendable, Hashable {
+        /// The in-memory tier.
+        case memory
+        /// The disk cache, without a network request.
+        case disk
+        /// A full response from the network.
+        case network
+        /// The disk cache, after the server confirmed it with `304 Not Modified`.
+        case revalidated
+    }
+
+    /// The body, as asked for.
+    public enum Body: Sendable, Hashable {
+        /// The bytes in memory.
+        case data(Data)
+        /// A file in the cache holding the bytes; see ``Stash/DiskCache/fileURL(forKey:)`` for
+        /// how long it stays valid.
+        case file(URL)
+    }
+
+    /// The body.
+    public var body: Body
+    /// The cache key the response is stored under.
+    public var cacheKey: String
+    /// Content type, validators and caching headers, as stored.
+    public var metadata: DiskCache.Metadata
+    /// Where the body came from.
+    public var source: Source
+
+    /// The bytes, when the body was delivered in memory.
+    public var data: Data? {
+        if case .data(let data) = body { return data }
+        return nil
+    }
+
+    /// The file, when the body was delivered as a file.
+    public var fileURL: URL? {
+        if case .file(let url) = body { return url }
+        return nil
+    }
+}

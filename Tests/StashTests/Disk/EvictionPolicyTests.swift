@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import Stash
+
+/// A skewed random trace: a few keys are popular, most are rare; each key has a fixed size.
+private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, size: Int)] {
+    var random = SplitMix64(seed: seed)
+    let sizes = (0..<keys).map { _ in Int.random(in: 200...6000, using: &random) }
+    return (0..<count).map { _ in
+        // The square of a uniform draw favours small indices, roughly like a Zipf law.
+        let u = Double.random(in: 0..<1, using: &random)
+        let k = Int(u * u * u * Double(keys))
+        return ("object-\(k)", sizes[k])
+    }
+}
+
+@Suite struct EvictionPolicyTests {
+    @Test(arguments: EvictionPolicy.all)
+    func simulatorPredictsEveryHitAndMissOfTheDiskCache(policy: EvictionPolicy) throws {
+        try withTemporaryDirectory { dir in
+            let configuration = DiskCache.Configuration(
+                sizeLimit: .bytes(120_000), countLimit: 60, inlineThreshold: .bytes(3000), evictionPolicy: policy,
+                accessFlushBatch: 16)
+            var cache = try DiskCache(directory: dir, configuration: configuration)
+            var simulator = EvictionSimulator(
+                policy: policy, limits: EvictionLimits(sizeLimit: 120_000, countLimit: 60, lowWaterMark: 0.9))
+            var disagreements = 0
+            var hits = 0
+            for (step, request) in skewedTrace(count: 4000, keys: 400, seed: 7).enumerated() {
+                let cached = try cache.data(forKey: request.key) != nil
+                if !cached { try cache.store(Data(count: request.size), forKey: request.key) }
+                let predicted = try simulator.request(key: request.key, size: request.size)
+                if cached != predicted { disagreements += 1 }
+                if cached { hits += 1 }
+                if step == 2000 {
+                    // Policy state (queues, ranks, hit counts, ghosts, hand) lives in the index.
+                    cache.close()
+                    cache = try DiskCache(directory: dir, configuration: configuration)
+                }
+            }
+            #expect(disagreements == 0)
+            #expect(hits > 500 && hits < 3500, "hits \(hits): the trace must exercise both outcomes")
+            #expect(try cache.totalCount == simulator.index.evictable.count)
+            #expect(try cache.totalSize.bytes == simulator.index.evictable.size)
+            #expect(try cache.verify().isHealthy)
+        }
+    }
+
+    @Test(arguments: EvictionPolicy.all)
+    func hardLimitsHoldAfterEveryWrite(policy: EvictionPolicy) throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(sizeLimit: .bytes(50_000), countLimit: 20, evictionPolicy: policy))
+            for (step, request) in skewedTrace(count: 600, keys: 100, seed: 3).enumerated() {
+                if try cache.data(forKey: request.key) == nil {
+                    try cache.store(Data(count: request.size), forKey: request.key)
+                }
+                #expect(try cache.totalSize.bytes <= 50_000, "step \(step)")
+                #expect(try cache.totalCount <= 20, "step \(step)")
+            }
+        }
+    }
+
+    @Test func policiesAreNamedAndParsed() {
+        #expect(EvictionPolicy.all.map(\.description) == ["lru", "fifo", "sieve", "s3-fifo"])
+        #expect(EvictionPolicy(name: "S3-FIFO") == .s3fifo)
+        #expect(EvictionPolicy(name: "arc") == nil)
+    }
+
+    @Test func changingThePolicyOfAnExistingCacheResetsItsStateAndKeepsLimits() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let cache = try DiskCache(
+                    directory: dir, configuration: .init(sizeLimit: .bytes(10_000), evictionPolicy: .s3fifo))
+                for i in 0..<30 { try cache.store(Data(count: 900), forKey: "k\(i)") }
+                cache.close()
+            }
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(sizeLimit: .bytes(10_000), evictionPolicy: .leastRecentlyUsed))
+            for i in 30..<60 { try cache.store(Data(count: 900), forKey: "k\(i)") }
+            // LRU sees every entry in one queue: the oldest keys go first.
+            #expect(try cache.totalSize.bytes <= 10_000)
+            #expect(try cache.allKeys.allSatisfy { Int($0.dropFirst())! >= 49 })
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Testing
+
+@testable import Stash
+
+/// Runs seeded random operations against a ``MemoryCache`` and a deliberately naive reference
+/// model, comparing results, totals, LRU order, statistics and eviction reports after every
+/// step.
+@Suite struct MemoryCacheModelTests {
+    /// The obvious, slow implementation: an array ordered from most to least recently used.
+    private struct Model {
+        struct Entry: Equatable {
+            var key: Int
+            var value: Int
+            var cost: Int
+            var expiry: ContinuousClock.Instant?
+        }
+
+        var entries: [Entry] = []  // front = most recently used
+        var costLimit: Int
+        var countLimit: Int
+        let ratio: Double
+        let defaultTimeToLive: Duration?
+        var statistics = MemoryCacheStatistics()
+        var evictions: [EvictionLog<Int, Int>.Entry] = []
+
+        var totalCost: Int { entries.reduce(0) { $0 + $1.cost } }
+        var entryCostLimit: Int { Int(Double(costLimit) * ratio) }
+        var keysInEvictionOrder: [Int] { entries.reversed().map(\.key) }
+
+        mutating func take() -> [EvictionLog<Int, Int>.Entry] {
+            defer { evictions = [] }
+            return evictions
+        }
+
+        /// The live entry's position, removing it (as an expiration) if it has expired.
+        mutating func find(_ key: Int, now: ContinuousClock.Instant) -> Int? {
+            guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
+            if let expiry = entries[index].expiry, now >= expiry {
+                let entry = entries.remove(at: index)
+                evictions.append(.init(key: entry.key, value: entry.value, reason: .expired))
+                statistics.expirations += 1
+                return nil
+            }
+            return index
+        }
+
+        mutating func value(_ key: Int, now: ContinuousClock.Instant) -> Int? {
+            guard let index = find(key, now: now) else {
+                statistics.misses += 1
+                return nil
+            }
+            statistics.hits += 1
+            let entry = entries.remove(at: index)
+            entries.insert(entry, at: 0)
+            return entry.value
+        }
+
+        mutating func set(_ value: Int, _ key: Int, cost: Int, timeToLive: Duration?, now: ContinuousClock.Instant) {
+            let timeToLive = timeToLive ?? defaultTimeToLive
+            let existing = entries.firstIndex { $0.key == key }
+            if let existing { entries.remove(at: existing) }
+            if let timeToLive, timeToLive <= .zero { return }
+            guard cost <= entryCostLimit, countLimit > 0 else { return }
+            entries.insert(Entry(key: key, value: value, cost: cost, expiry: timeToLive.map { now + $0 }), at: 0)
+            statistics.insertions += 1
+            evict(toCost: costLimit, count: countLimit, reason: .limit)
+        }
+
+        mutating func evict(toCost cost: Int, count: Int, reason: MemoryEvictionReason) {
+            while totalCost > cost || entries.count > count, let entry = entries.popLast() {
+                evictions.append(.init(key: entry.key, value: entry.value, reason: reason))
+                statistics.evictions += 1
+            }
+        }
+
+        mutating func removeAll(reason: MemoryEvictionReason) {
+            for entry in entries.reversed() {
+                evictions.append(.init(key: entry.key, value: entry.value, reason: reason))
+            }
+            if reason == .memoryPressure { statistics.evictions += entries.count }
+            entries = []
+        }
+
+        mutating func removeExpired(now: ContinuousClock.Instant) {
+            for key in keysInEvictionOrder { _ = find(key, now: now) }
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 42, 2_024, 65_537] as [UInt64])
+    func matchesTheReferenceModelAfterEveryStep(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let clock = ManualClock()
+        let ratio = [0.1, 0.25, 0.5, 1][Int.random(in: 0..<4, using: &random)]
+        let defaultTimeToLive: Duration? = Bool.random(using: &random) ? .seconds(4) : nil
+        var model = Model(
+            costLimit: Int.random(in: 20...80, using: &random), countLimit: Int.random(in: 4...20, using: &random),
+            ratio: ratio, defaultTimeToLive: defaultTimeToLive)
+        let cache = MemoryCache<Int, Int>(
+            costLimit: model.costLimit, countLimit: model.countLimit, defaultTimeToLive: defaultTimeToLive,
+            entryCostLimitRatio: ratio, clock: clock.now)
+        let log = EvictionLog<Int, Int>()
+        cache.onEviction = log.callback
+
+        for step in 0..<4_000 {
+            let key = Int.random(in: 0..<24, using: &random)
+            let now = clock.now()
+            let operation: String
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<35:
+                operation = "value(forKey: \(key))"
+                try #require(cache.value(forKey: key) == model.value(key, now: now), "step \(step): \(operation)")
+            case 35..<65:
+                let cost = Int.random(in: 0...12, using: &random)
+                let timeToLive: Duration? = [nil, nil, .zero, .seconds(1), .seconds(3), .seconds(10)]
+                    .randomElement(using: &random)!
+                operation =
+                    "setValue(\(step), forKey: \(key), cost: \(cost), timeToLive: \(String(describing: timeToLive)))"
+                cache.setValue(step, forKey: key, cost: cost, timeToLive: timeToLive)
+                model.set(step, key, cost: cost, timeToLive: timeToLive, now: now)
+            case 65..<75:
+                operation = "removeValue(forKey: \(key))"
+                let expected = model.find(key, now: now).map { model.entries.remove(at: $0).value }
+                try #require(cache.removeValue(forKey: key) == expected, "step \(step): \(operation)")
+            case 75..<80:
+                operation = "containsValue(forKey: \(key))"
+                try #require(cache.containsValue(forKey: key) == (model.find(key, now: now) != nil))
+            case 80..<88:
+                let seconds = Int.random(in: 0...2, using: &random)
+                operation = "advance(by: \(seconds)s)"
+                clock.advance(by: .seconds(seconds))
+            case 88..<90:
+                let cost = Int.random(in: 0...60, using: &random)
+                operation = "trim(toCost: \(cost))"
+                cache.trim(toCost: cost)
+                model.evict(toCost: cost, count: .max, reason: .trimmed)
+            case 90..<92:
+                let count = Int.random(in: 0...15, using: &random)
+                operation = "trim(toCount: \(count))"
+                cache.trim(toCount: count)
+                model.evict(toCost: .max, count: count, reason: .trimmed)
+            case 92..<94:
+                let limit = Int.random(in: 0...80, using: &random)
+                operation = "costLimit = \(limit)"
+                cache.costLimit = limit
+                model.costLimit = limit
+                model.evict(toCost: limit, count: model.countLimit, reason: .limit)
+            case 94..<96:
+                let limit = Int.random(in: 0...20, using: &random)
+                operation = "countLimit = \(limit)"
+                cache.countLimit = limit
+                model.countLimit = limit
+                model.evict(toCost: model.costLimit, count: limit, reason: .limit)
+            case 96:
+                operation = "handleMemoryPressure(.warning)"
+                cache.handleMemoryPressure(.warning)
+                model.evict(toCost: model.totalCost / 2, count: model.entries.count / 2, reason: .memoryPressure)
+            case 97:
+                let isCritical = Int.random(in: 0..<4, using: &random) == 0
+                operation = isCritical ? "handleMemoryPressure(.critical)" : "removeAll()"
+                if isCritical { cache.handleMemoryPressure(.critical) } else { cache.removeAll() }
+                model.removeAll(reason: isCritical ? .memoryPressure : .removedAll)
+            default:
+                operation = "removeExpiredValues()"
+                cache.removeExpiredValues()
+                model.removeExpired(now: now)
+            }
+
+            let context: Comment = "step \(step) of seed \(seed): \(operation)"
+            try #require(cache.keysInEvictionOrder == model.keysInEvictionOrder, context)
+            try #require(cache.totalCost == model.totalCost, context)
+            try #require(cache.totalCount == model.entries.count, context)
+            try #require(cache.statistics == model.statistics, context)
+            try #require(log.take() == model.take(), context)
+            try #require(cache.storageInvariantViolation == nil, context)
+        }
+        // The run must have exercised every kind of removal, or the comparison proves little.
+        let statistics = cache.statistics
+        #expect(statistics.evictions > 0 && statistics.hits > 0 && statistics.insertions > 0)
+        #expect(defaultTimeToLive == nil || statistics.expirations > 0)
+    }
+}
