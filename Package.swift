@@ -36,6 +36,10 @@ let package = Package(
             path: "Examples/StashExample"
         ),
         .executableTarget(
+            name: "StashBenchmarks",
+            dependencies: ["Stash"]
+        ),
+        .executableTarget(
             name: "StashTestWorker",
             dependencies: ["Stash"],
             path: "Tests/StashTestWorker"

@@ -13,6 +13,7 @@ extension DiskCache {
         private(set) var victims: [Victim] = []
         private var located: [Int64: (key: String, file: String?)] = [:]
 
+        /// An index for evicting: it reads the unpinned totals that eviction counts down.
         init(db: SQLiteConnection, protecting protected: Int64?, reason: EvictionReason) throws {
             self.db = db
             self.protected = protected ?? -1
@@ -21,6 +22,15 @@ extension DiskCache {
                 try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
                     ($0.int(0), $0.int(1))
                 } ?? (0, 0)
+        }
+
+        /// An index for computing a new entry's or a hit's state, which never evicts and so
+        /// skips reading the totals.
+        init(updatingStatesIn db: SQLiteConnection) {
+            self.db = db
+            self.protected = -1
+            self.reason = .sizeLimit
+            self.evictable = (0, 0)
         }
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {

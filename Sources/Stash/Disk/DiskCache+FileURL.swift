@@ -47,7 +47,7 @@ extension DiskCache {
         guard let bytes = entry.inline else { return nil }
         let temporary = try temporaryFile(holding: bytes, forKey: key)
         let name = POSIXFile.randomName()
-        let fileName = "\(name.prefix(2))/\(name.dropFirst(2).prefix(2))/\(name)"
+        let fileName = Self.valueFileName(name)
         let destination = path(forFile: fileName)
         var renamed = false
         let updated: Bool

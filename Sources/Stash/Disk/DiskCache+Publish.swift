@@ -41,7 +41,7 @@ extension DiskCache {
         if case .file(let file) = source {
             temporary = file
             let name = POSIXFile.randomName()
-            fileName = "\(name.prefix(2))/\(name.dropFirst(2).prefix(2))/\(name)"
+            fileName = Self.valueFileName(name)
         }
         var renamed = false
         let outcome: (replaced: String?, victims: [Victim])
@@ -61,7 +61,7 @@ extension DiskCache {
                     )
                 }
                 let isPinned = pinned ?? old?.pinned ?? false
-                var policyIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .sizeLimit)
+                var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db)
                 let state = try configuration.evictionPolicy.insertionState(
                     existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
                 let id = try db.first(
@@ -130,6 +130,16 @@ extension DiskCache {
         } catch {
             throw ioError(error, "Cannot publish a value file into \(root)/data")
         }
+    }
+
+    /// Where a value file with the random `name` lives under `data/`: a two-level fan-out of
+    /// 16 × 16 directories (`a/b/ab…`).
+    ///
+    /// 256 leaf directories keep each one small enough for fast lookups up to millions of
+    /// entries, while a new cache creates them quickly: creating a directory costs as much as
+    /// writing a small file, so a 256 × 256 fan-out made almost every early store pay for one.
+    static func valueFileName(_ name: String) -> String {
+        "\(name.prefix(1))/\(name.dropFirst(1).prefix(1))/\(name)"
     }
 
     static func encodeExtra(_ extra: [String: String]) -> String? {

@@ -104,24 +104,29 @@ enum POSIXFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error("fstat \(path)") }
         guard Int(info.st_size) == expectedSize else { return .wrongSize(actual: Int(info.st_size)) }
-        var data = Data(count: expectedSize)
-        var failure: POSIXErrorCode?
-        let total = data.withUnsafeMutableBytes { buffer -> Int in
-            var offset = 0
-            while offset < expectedSize {
-                let n = Foundation.read(fd, buffer.baseAddress! + offset, expectedSize - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = error("read \(path)")
-                    return offset
-                }
-                if n == 0 { break }
-                offset += n
-            }
-            return offset
+        // Plain malloc, not Data(count:) (calloc) or posix_memalign: for megabyte buffers those
+        // map fresh zero pages on every call, and the page faults cost 10x the read itself;
+        // glibc's malloc reuses freed memory once its dynamic mmap threshold has adapted.
+        guard let buffer = malloc(max(expectedSize, 1)) else {
+            throw POSIXErrorCode(operation: "allocate \(expectedSize) bytes for \(path)", errno: ENOMEM)
         }
-        if let failure { throw failure }
-        return total == expectedSize ? .bytes(data) : .wrongSize(actual: total)
+        var offset = 0
+        while offset < expectedSize {
+            let n = Foundation.read(fd, buffer + offset, expectedSize - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let failure = error("read \(path)")
+                free(buffer)
+                throw failure
+            }
+            if n == 0 { break }
+            offset += n
+        }
+        guard offset == expectedSize else {
+            free(buffer)
+            return .wrongSize(actual: offset)
+        }
+        return .bytes(Data(bytesNoCopy: buffer, count: expectedSize, deallocator: .free))
     }
 
     /// `st_size` and the bytes allocated on disk (`st_blocks * 512`), or `nil` if absent.

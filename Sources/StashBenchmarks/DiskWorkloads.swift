@@ -1,0 +1,170 @@
+import Foundation
+import Stash
+
+/// The disk micro-benchmarks of the shared contract: set, get-hit, get-miss, set-full,
+/// delete and open-100k.
+struct DiskWorkloads {
+    var runs: Int
+    var quick: Bool
+
+    static let sizes = [1024, 32 * 1024, 256 * 1024, 2 * 1024 * 1024]
+
+    func ops(for size: Int) -> Int {
+        let full = [1024: 2000, 32 * 1024: 500, 256 * 1024: 200, 2 * 1024 * 1024: 100][size] ?? 100
+        return quick ? max(10, full / 10) : full
+    }
+
+    func unlimited(_ dir: URL) throws -> DiskCache {
+        try DiskCache(
+            directory: dir, configuration: .init(sizeLimit: .gigabytes(1000), reclaimsOrphansOnOpen: false))
+    }
+
+    func fill(_ cache: DiskCache, count: Int, size: Int) throws {
+        let value = ValueBytes.value(size)
+        for i in 0..<count { try cache.store(value, forKey: key(i)) }
+    }
+
+    func all(only: Set<String>?) throws -> [Measurement] {
+        var results: [Measurement] = []
+        for size in Self.sizes {
+            for (name, workload) in [
+                ("set", set), ("get-hit", getHit), ("get-miss", getMiss), ("set-full", setFull), ("delete", delete),
+            ] as [(String, (Int) throws -> Measurement)] where only?.contains(name) ?? true {
+                log("stash \(name) \(size)")
+                results.append(try workload(size))
+            }
+        }
+        if only?.contains("open") ?? true { results.append(try open()) }
+        return results
+    }
+
+    func set(_ size: Int) throws -> Measurement {
+        let n = ops(for: size)
+        let value = ValueBytes.value(size)
+        let runs = try measure(runs: runs) {
+            try withScratchDirectory { dir in
+                let cache = try unlimited(dir)
+                let start = now()
+                for i in 0..<n { try cache.store(value, forKey: key(i)) }
+                let elapsed = now() - start
+                let stored = try cache.totalCount
+                precondition(stored == n, "set: \(stored) entries for \(n) stores")
+                return elapsed / UInt64(n)
+            }
+        }
+        return Measurement(workload: "set", valueSize: size, ops: n, runs: runs)
+    }
+
+    func getHit(_ size: Int) throws -> Measurement {
+        let n = ops(for: size)
+        let runs = try measure(runs: runs) {
+            try withScratchDirectory { dir in
+                let cache = try unlimited(dir)
+                try fill(cache, count: n, size: size)
+                for i in 0..<n { _ = try cache.data(forKey: key(i)) }
+                let start = now()
+                for _ in 0..<5 {
+                    for i in 0..<n {
+                        guard try cache.data(forKey: key(i))?.count == size else { fatalError("get-hit missed") }
+                    }
+                }
+                return (now() - start) / UInt64(5 * n)
+            }
+        }
+        return Measurement(workload: "get-hit", valueSize: size, ops: 5 * n, runs: runs)
+    }
+
+    func getMiss(_ size: Int) throws -> Measurement {
+        let n = ops(for: size)
+        let runs = try measure(runs: runs) {
+            try withScratchDirectory { dir in
+                let cache = try unlimited(dir)
+                try fill(cache, count: n, size: size)
+                let start = now()
+                for _ in 0..<5 {
+                    for i in 0..<n where try cache.data(forKey: absentKey(i)) != nil { fatalError("get-miss hit") }
+                }
+                return (now() - start) / UInt64(5 * n)
+            }
+        }
+        return Measurement(workload: "get-miss", valueSize: size, ops: 5 * n, runs: runs)
+    }
+
+    /// Every store evicts: the low-water mark is 1.0 here (the default 0.9 would batch
+    /// evictions and make this look cheaper than one eviction per store).
+    func setFull(_ size: Int) throws -> Measurement {
+        let n = ops(for: size)
+        let capacity = min(n, 64 * 1024 * 1024 / size)
+        let value = ValueBytes.value(size)
+        let evictions = LockedCount()
+        let runs = try measure(runs: runs) {
+            try withScratchDirectory { dir in
+                var configuration = DiskCache.Configuration(
+                    sizeLimit: .bytes(capacity * size), lowWaterMark: 1.0, reclaimsOrphansOnOpen: false)
+                configuration.onEviction = { _ in evictions.add(1) }
+                let cache = try DiskCache(directory: dir, configuration: configuration)
+                try fill(cache, count: capacity + capacity / 10, size: size)
+                evictions.reset()
+                let start = now()
+                for i in 0..<n { try cache.store(value, forKey: key(capacity + capacity / 10 + i)) }
+                let elapsed = now() - start
+                precondition(evictions.value == n, "set-full: \(evictions.value) evictions for \(n) stores")
+                return elapsed / UInt64(n)
+            }
+        }
+        return Measurement(
+            workload: "set-full", valueSize: size, ops: n, runs: runs, extra: ["evicted_per_op": "1.0"])
+    }
+
+    func delete(_ size: Int) throws -> Measurement {
+        let n = ops(for: size)
+        let runs = try measure(runs: runs) {
+            try withScratchDirectory { dir in
+                let cache = try unlimited(dir)
+                try fill(cache, count: n, size: size)
+                let start = now()
+                for i in 0..<n { try cache.removeData(forKey: key(i)) }
+                let elapsed = now() - start
+                let left = try cache.totalCount
+                precondition(left == 0, "delete: \(left) entries left")
+                return elapsed / UInt64(n)
+            }
+        }
+        return Measurement(workload: "delete", valueSize: size, ops: n, runs: runs)
+    }
+
+    /// From opening a cache of 100 000 entries to the first successful get.
+    func open() throws -> Measurement {
+        let entries = quick ? 10_000 : 100_000
+        return try withScratchDirectory { dir in
+            log("stash open-\(entries / 1000)k: filling")
+            do {
+                let cache = try unlimited(dir)
+                try fill(cache, count: entries, size: 1024)
+                cache.close()
+            }
+            let middle = key(entries / 2)
+            let runs = try measure(runs: runs) {
+                let start = now()
+                let cache = try unlimited(dir)
+                guard try cache.data(forKey: middle)?.count == 1024 else { fatalError("open: first get missed") }
+                let elapsed = now() - start
+                cache.close()
+                return elapsed
+            }
+            return Measurement(
+                workload: "open-\(entries / 1000)k", valueSize: 1024, ops: 1, runs: runs,
+                extra: ["entries": "\(entries)"])
+        }
+    }
+}
+
+/// A thread-safe counter for callbacks.
+final class LockedCount: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func add(_ n: Int) { lock.withLock { count += n } }
+    func reset() { lock.withLock { count = 0 } }
+    var value: Int { lock.withLock { count } }
+}

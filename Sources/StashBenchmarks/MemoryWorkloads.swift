@@ -1,0 +1,78 @@
+import Foundation
+import Stash
+
+/// Memory-tier and two-tier hit and set paths, in nanoseconds per operation.
+struct MemoryWorkloads {
+    var runs: Int
+    var quick: Bool
+
+    func all() throws -> [Measurement] {
+        let n = quick ? 100_000 : 1_000_000
+        let entries = 10_000
+        let keys = (0..<entries).map { key($0) }
+        let value = ValueBytes.value(1024)
+        var results: [Measurement] = []
+
+        let memory = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries * 2)
+        for k in keys { memory.setValue(value, forKey: k) }
+        log("stash memory-get-hit")
+        results.append(
+            Measurement(
+                workload: "memory-get-hit", valueSize: 1024, ops: n,
+                runs: measure(runs: runs) {
+                    var found = 0
+                    let start = now()
+                    for i in 0..<n where memory.value(forKey: keys[i % entries]) != nil { found += 1 }
+                    let elapsed = now() - start
+                    precondition(found == n)
+                    return elapsed / UInt64(n)
+                }))
+        log("stash memory-set")
+        results.append(
+            Measurement(
+                workload: "memory-set", valueSize: 1024, ops: n,
+                runs: measure(runs: runs) {
+                    let start = now()
+                    for i in 0..<n { memory.setValue(value, forKey: keys[i % entries]) }
+                    return (now() - start) / UInt64(n)
+                }))
+        let bounded = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries / 2)
+        log("stash memory-set-evicting")
+        results.append(
+            Measurement(
+                workload: "memory-set-evicting", valueSize: 1024, ops: n,
+                runs: measure(runs: runs) {
+                    let start = now()
+                    for i in 0..<n { bounded.setValue(value, forKey: keys[i % entries]) }
+                    return (now() - start) / UInt64(n)
+                }))
+
+        try withScratchDirectory { dir in
+            let cache = try Cache<Data>(directory: dir, sizeLimit: .gigabytes(10), codec: .data)
+            for k in keys { try cache.store(value, forKey: k) }
+            log("stash cache-get-memory-hit")
+            results.append(
+                Measurement(
+                    workload: "cache-get-memory-hit", valueSize: 1024, ops: n,
+                    runs: try measure(runs: runs) {
+                        var found = 0
+                        let start = now()
+                        for i in 0..<n where try cache.value(forKey: keys[i % entries]) != nil { found += 1 }
+                        let elapsed = now() - start
+                        precondition(found == n)
+                        return elapsed / UInt64(n)
+                    }))
+            let writes = quick ? 2000 : 20_000
+            log("stash cache-set")
+            results.append(
+                Measurement(
+                    workload: "cache-set", valueSize: 1024, ops: writes,
+                    runs: try measure(runs: runs) {
+                        let start = now()
+                        for i in 0..<writes { try cache.store(value, forKey: keys[i % entries]) }
+                        return (now() - start) / UInt64(writes)
+                    }))
+        }
+        return results
+    }
+}

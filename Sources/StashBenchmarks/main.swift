@@ -1,0 +1,139 @@
+// Stash's benchmarks. Build in release mode:
+//
+//   swift run -c release StashBenchmarks [--quick] [--runs N] [--json] [--dir PARENT] [--only set,get-hit,…]
+//                                        [--no-disk] [--no-memory] [--no-concurrency]
+//   swift run -c release StashBenchmarks replay TRACE.csv --cache-size 5% [--policy all|lru|fifo|sieve|s3-fifo]
+//                                        [--mode simulate|disk|both] [--limit N] [--json]
+//
+// Benchmarks/run-comparison.sh puts the disk numbers beside python-diskcache and the
+// file-system floor; Benchmarks/README.md describes the workloads and the JSON lines.
+import Foundation
+import Stash
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func flag(_ name: String) -> Bool { arguments.contains(name) }
+
+func fail(_ message: String) -> Never {
+    log("StashBenchmarks: \(message)")
+    exit(64)
+}
+
+let json = flag("--json")
+let quick = flag("--quick")
+let runs = option("--runs").flatMap(Int.init) ?? (quick ? 3 : 5)
+if let dir = option("--dir") {
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    scratchParent = URL(fileURLWithPath: dir)
+}
+
+func report(_ measurements: [Measurement], title: String) {
+    if json {
+        for measurement in measurements { print(measurement.jsonLine) }
+        return
+    }
+    print("\n\(title) — median (min–max) of \(runs) runs, per operation")
+    print("| workload | size | median | min–max | ops/run |")
+    print("|---|---:|---:|---:|---:|")
+    for m in measurements {
+        let size = m.valueSize >= 1024 * 1024 ? "\(m.valueSize / 1_048_576) MiB" : "\(m.valueSize / 1024) KiB"
+        print(
+            "| \(m.workload) | \(size) | \(formatNanoseconds(m.median)) | "
+                + "\(formatNanoseconds(m.minimum))–\(formatNanoseconds(m.maximum)) | \(m.ops) |")
+    }
+}
+
+do {
+    switch arguments.first {
+    case "concurrency-worker":
+        guard arguments.count >= 4, let seed = UInt64(arguments[2]), let operations = Int(arguments[3]) else {
+            fail("usage: concurrency-worker DIR SEED OPERATIONS")
+        }
+        let cache = try DiskCache(directory: URL(fileURLWithPath: arguments[1]), sizeLimit: .gigabytes(1))
+        let start = now()
+        let latencies = try ConcurrencyWorkloads.work(cache: cache, seed: seed, operations: operations)
+        let elapsed = now() - start
+        print(latencies.map(String.init).joined(separator: "\n"))
+        print("elapsed \(elapsed)")
+
+    case "replay":
+        guard arguments.count >= 2 else { fail("usage: replay TRACE.csv --cache-size 5% …") }
+        let requests = try TraceReplay.load(arguments[1], limit: option("--limit").flatMap(Int.init))
+        let workingSet = TraceReplay.workingSet(requests)
+        let sizeText = option("--cache-size") ?? "5%"
+        let cacheBytes: Int
+        if sizeText.hasSuffix("%"), let percent = Double(sizeText.dropLast()) {
+            cacheBytes = Int(Double(workingSet) * percent / 100)
+        } else {
+            cacheBytes = try ByteCount(parsing: sizeText).bytes
+        }
+        let policyName = option("--policy") ?? "all"
+        let policies = policyName == "all" ? EvictionPolicy.all : [EvictionPolicy(name: policyName)].compactMap { $0 }
+        guard !policies.isEmpty else { fail("unknown policy \(policyName)") }
+        let mode = option("--mode") ?? "simulate"
+        if !json {
+            print("trace \(arguments[1]): \(requests.count) requests, working set \(ByteCount(workingSet)), "
+                + "cache \(ByteCount(cacheBytes)) (\(sizeText))")
+            print("| policy | mode | object miss ratio | byte miss ratio | seconds |")
+            print("|---|---|---:|---:|---:|")
+        }
+        for policy in policies {
+            var outcomes: [TraceReplay.Outcome] = []
+            if mode == "simulate" || mode == "both" {
+                outcomes.append(
+                    try TraceReplay.simulate(requests, policy: policy, cacheBytes: cacheBytes, keepHits: mode == "both"))
+            }
+            if mode == "disk" || mode == "both" {
+                outcomes.append(try TraceReplay.endToEnd(requests, policy: policy, cacheBytes: cacheBytes))
+            }
+            for outcome in outcomes {
+                if json {
+                    print(outcome.jsonLine)
+                } else {
+                    print(
+                        "| \(policy) | \(outcome.mode) | \(String(format: "%.4f", outcome.objectMissRatio)) | "
+                            + "\(String(format: "%.4f", outcome.byteMissRatio)) | \(String(format: "%.2f", outcome.seconds)) |")
+                }
+            }
+            if outcomes.count == 2 {
+                let disagreements = zip(outcomes[0].hits, outcomes[1].hits).filter { $0 != $1 }.count
+                let line = "\(policy): simulated and end-to-end replays disagree on \(disagreements) of \(requests.count) requests"
+                if json { log(line) } else { print(line) }
+                if disagreements > 0 { exit(1) }
+            }
+        }
+
+    default:
+        let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
+        if !flag("--no-disk") {
+            report(try DiskWorkloads(runs: runs, quick: quick).all(only: only), title: "DiskCache")
+        }
+        if !flag("--no-memory") {
+            report(try MemoryWorkloads(runs: runs, quick: quick).all(), title: "MemoryCache and Cache<Data>")
+        }
+        if !flag("--no-concurrency") {
+            let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+            let results = try ConcurrencyWorkloads(quick: quick).all(executable: executable)
+            if json {
+                for result in results { print(result.jsonLine) }
+            } else {
+                print("\nConcurrency — 80 % reads, 20 % writes of 4 KiB values over 2000 keys")
+                print("| workers | operations | ops/s | p50 | p99 |")
+                print("|---|---:|---:|---:|---:|")
+                for r in results {
+                    print(
+                        "| \(r.label) | \(r.operations) | \(Int(r.throughput)) | \(formatNanoseconds(r.p50)) | "
+                            + "\(formatNanoseconds(r.p99)) |")
+                }
+            }
+        }
+    }
+} catch {
+    log("StashBenchmarks failed: \(error)")
+    exit(1)
+}
