@@ -31,9 +31,9 @@ extension DiskCache {
                 try db.execute(
                     """
                     DELETE FROM inline; DELETE FROM entries; DELETE FROM ghosts;
-                    UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, hand = 0, ghosts = 0
+                    UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
+                        main_count = 0, hand = 0, ghosts = 0
                     WHERE id = 1;
-                    UPDATE queues SET size = 0, count = 0;
                     """)
                 return files
             }

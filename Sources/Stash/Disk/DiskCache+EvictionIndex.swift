@@ -55,8 +55,13 @@ extension DiskCache {
         }
 
         mutating func queueTotals(_ queue: Int) throws -> (size: Int, count: Int) {
-            try db.first("SELECT size, count FROM queues WHERE id = ?1", [.int(queue)]) { ($0.int(0), $0.int(1)) }
-                ?? (0, 0)
+            // Queue 1 is tracked; queue 0 holds the rest of the unpinned entries.
+            try db.first(
+                """
+                SELECT size - pinned_size - main_size, count - pinned_count - main_count, main_size, main_count
+                FROM totals WHERE id = 1
+                """
+            ) { queue == 1 ? ($0.int(2), $0.int(3)) : ($0.int(0), $0.int(1)) } ?? (0, 0)
         }
 
         mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {

@@ -106,15 +106,12 @@ extension DiskCache {
                 let stored = try db.first("SELECT size, count, pinned_size, pinned_count FROM totals WHERE id = 1") {
                     [$0.int(0), $0.int(1), $0.int(2), $0.int(3)]
                 }
-                var queues: [Int] = []
-                var actualQueues: [Int] = []
-                try db.query("SELECT size, count FROM queues ORDER BY id") { queues += [$0.int(0), $0.int(1)] }
-                try db.query(
-                    """
-                    SELECT COALESCE(SUM(e.size), 0), COUNT(e.id) FROM queues q
-                    LEFT JOIN entries e ON e.queue = q.id AND e.pinned = 0 GROUP BY q.id ORDER BY q.id
-                    """
-                ) { actualQueues += [$0.int(0), $0.int(1)] }
+                let main = try db.first("SELECT main_size, main_count FROM totals WHERE id = 1") {
+                    [$0.int(0), $0.int(1)]
+                }
+                let actualMain = try db.first(
+                    "SELECT COALESCE(SUM(size), 0), COUNT(*) FROM entries WHERE queue = 1 AND pinned = 0"
+                ) { [$0.int(0), $0.int(1)] }
                 if repair {
                     for entry in damaged {
                         if let file = try db.first(
@@ -125,15 +122,15 @@ extension DiskCache {
                         }
                     }
                 }
-                let mismatch = actual != stored || queues != actualQueues
+                let mismatch = actual != stored || main != actualMain
                 if repair && (mismatch || !damaged.isEmpty) {
                     try db.execute(
                         """
                         UPDATE totals SET (size, count, pinned_size, pinned_count) =
                             (SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0),
                                     COALESCE(SUM(pinned), 0) FROM entries) WHERE id = 1;
-                        UPDATE queues SET (size, count) = (SELECT COALESCE(SUM(size), 0), COUNT(*) FROM entries
-                            WHERE pinned = 0 AND entries.queue = queues.id);
+                        UPDATE totals SET (main_size, main_count) = (SELECT COALESCE(SUM(size), 0), COUNT(*)
+                            FROM entries WHERE queue = 1 AND pinned = 0) WHERE id = 1;
                         UPDATE totals SET ghosts = (SELECT COUNT(*) FROM ghosts) WHERE id = 1;
                         """)
                 }

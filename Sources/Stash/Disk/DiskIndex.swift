@@ -261,11 +261,10 @@ final class DiskIndex: @unchecked Sendable {
             id INTEGER PRIMARY KEY CHECK (id = 1),
             size INTEGER NOT NULL, count INTEGER NOT NULL,
             pinned_size INTEGER NOT NULL, pinned_count INTEGER NOT NULL,
+            main_size INTEGER NOT NULL, main_count INTEGER NOT NULL,
             clock INTEGER NOT NULL, hand INTEGER NOT NULL, ghosts INTEGER NOT NULL, policy TEXT
         );
-        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
-        CREATE TABLE IF NOT EXISTS queues (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, count INTEGER NOT NULL);
-        INSERT OR IGNORE INTO queues VALUES (0, 0, 0), (1, 0, 0);
+        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL);
         CREATE TABLE IF NOT EXISTS ghosts (fingerprint INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
         CREATE INDEX IF NOT EXISTS ghosts_by_rank ON ghosts (rank);
         CREATE INDEX IF NOT EXISTS entries_by_rank ON entries (pinned, queue, rank);
@@ -273,24 +272,27 @@ final class DiskIndex: @unchecked Sendable {
         CREATE UNIQUE INDEX IF NOT EXISTS entries_by_file ON entries (file) WHERE file IS NOT NULL;
         CREATE TRIGGER IF NOT EXISTS entries_inserted AFTER INSERT ON entries BEGIN
             UPDATE totals SET size = size + NEW.size, count = count + 1,
-                pinned_size = pinned_size + NEW.pinned * NEW.size, pinned_count = pinned_count + NEW.pinned
+                pinned_size = pinned_size + NEW.pinned * NEW.size, pinned_count = pinned_count + NEW.pinned,
+                main_size = main_size + (NEW.queue = 1 AND NEW.pinned = 0) * NEW.size,
+                main_count = main_count + (NEW.queue = 1 AND NEW.pinned = 0)
             WHERE id = 1;
-            UPDATE queues SET size = size + NEW.size, count = count + 1 WHERE id = NEW.queue AND NEW.pinned = 0;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_deleted AFTER DELETE ON entries BEGIN
             UPDATE totals SET size = size - OLD.size, count = count - 1,
-                pinned_size = pinned_size - OLD.pinned * OLD.size, pinned_count = pinned_count - OLD.pinned
+                pinned_size = pinned_size - OLD.pinned * OLD.size, pinned_count = pinned_count - OLD.pinned,
+                main_size = main_size - (OLD.queue = 1 AND OLD.pinned = 0) * OLD.size,
+                main_count = main_count - (OLD.queue = 1 AND OLD.pinned = 0)
             WHERE id = 1;
-            UPDATE queues SET size = size - OLD.size, count = count - 1 WHERE id = OLD.queue AND OLD.pinned = 0;
             DELETE FROM inline WHERE id = OLD.id;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned, queue ON entries BEGIN
             UPDATE totals SET size = size - OLD.size + NEW.size,
                 pinned_size = pinned_size - OLD.pinned * OLD.size + NEW.pinned * NEW.size,
-                pinned_count = pinned_count - OLD.pinned + NEW.pinned
+                pinned_count = pinned_count - OLD.pinned + NEW.pinned,
+                main_size = main_size - (OLD.queue = 1 AND OLD.pinned = 0) * OLD.size
+                    + (NEW.queue = 1 AND NEW.pinned = 0) * NEW.size,
+                main_count = main_count - (OLD.queue = 1 AND OLD.pinned = 0) + (NEW.queue = 1 AND NEW.pinned = 0)
             WHERE id = 1;
-            UPDATE queues SET size = size - OLD.size, count = count - 1 WHERE id = OLD.queue AND OLD.pinned = 0;
-            UPDATE queues SET size = size + NEW.size, count = count + 1 WHERE id = NEW.queue AND NEW.pinned = 0;
         END;
         CREATE TRIGGER IF NOT EXISTS ghost_added AFTER INSERT ON ghosts BEGIN
             UPDATE totals SET ghosts = ghosts + 1 WHERE id = 1;
