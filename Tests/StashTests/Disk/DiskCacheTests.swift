@@ -232,3 +232,43 @@ import Testing
         }
     }
 }
+
+@Suite struct DiskCacheOptionTests {
+    @Test func durableModeSyncsAndRoundTrips() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(directory: dir, configuration: .init(durability: .durable))
+            try cache.store(pattern(100_000, seed: 1), forKey: "file")
+            try cache.store(pattern(10, seed: 2), forKey: "inline")
+            cache.close()
+            let reopened = try DiskCache(directory: dir, configuration: .init(durability: .durable))
+            #expect(try reopened.data(forKey: "file") == pattern(100_000, seed: 1))
+            #expect(try reopened.data(forKey: "inline") == pattern(10, seed: 2))
+            let mode = try reopened.index.read { db in try db.first("PRAGMA synchronous") { $0.int(0) } }
+            #expect(mode == 2)  // FULL
+        }
+    }
+
+    @Test func defaultDirectoryFollowsTheXDGConvention() {
+        let url = URL.caches("photos")
+        #expect(url.lastPathComponent == "photos")
+        #if os(Linux)
+            let environment = ProcessInfo.processInfo.environment
+            if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+                #expect(
+                    url.deletingLastPathComponent().standardizedFileURL.path
+                        == URL(fileURLWithPath: xdg).standardizedFileURL.path)
+            } else {
+                #expect(url.deletingLastPathComponent().path.hasSuffix("/.cache"))
+            }
+        #endif
+    }
+
+    @Test func diskUsageCountsIndexAndValueFiles() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(10))
+            try cache.store(pattern(200_000, seed: 1), forKey: "a")
+            #expect(cache.diskUsage().bytes >= 200_000)
+            #expect(try cache.totalSize.bytes == 200_000)
+        }
+    }
+}
