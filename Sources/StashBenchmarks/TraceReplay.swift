@@ -71,7 +71,8 @@ struct TraceReplay {
         try withScratchDirectory { dir in
             let cache = try DiskCache(
                 directory: dir,
-                configuration: .init(sizeLimit: .bytes(cacheBytes), evictionPolicy: policy, reclaimsOrphansOnOpen: false))
+                configuration: .init(
+                    sizeLimit: .bytes(cacheBytes), evictionPolicy: policy, reclaimsOrphansOnOpen: false))
             let start = now()
             var hits: [Bool] = []
             hits.reserveCapacity(requests.count)

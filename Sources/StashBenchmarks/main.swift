@@ -77,8 +77,9 @@ do {
         guard !policies.isEmpty else { fail("unknown policy \(policyName)") }
         let mode = option("--mode") ?? "simulate"
         if !json {
-            print("trace \(arguments[1]): \(requests.count) requests, working set \(ByteCount(workingSet)), "
-                + "cache \(ByteCount(cacheBytes)) (\(sizeText))")
+            print(
+                "trace \(arguments[1]): \(requests.count) requests, working set \(ByteCount(workingSet)), "
+                    + "cache \(ByteCount(cacheBytes)) (\(sizeText))")
             print("| policy | mode | object miss ratio | byte miss ratio | seconds |")
             print("|---|---|---:|---:|---:|")
         }
@@ -86,7 +87,8 @@ do {
             var outcomes: [TraceReplay.Outcome] = []
             if mode == "simulate" || mode == "both" {
                 outcomes.append(
-                    try TraceReplay.simulate(requests, policy: policy, cacheBytes: cacheBytes, keepHits: mode == "both"))
+                    try TraceReplay.simulate(requests, policy: policy, cacheBytes: cacheBytes, keepHits: mode == "both")
+                )
             }
             if mode == "disk" || mode == "both" {
                 outcomes.append(try TraceReplay.endToEnd(requests, policy: policy, cacheBytes: cacheBytes))
@@ -97,12 +99,14 @@ do {
                 } else {
                     print(
                         "| \(policy) | \(outcome.mode) | \(String(format: "%.4f", outcome.objectMissRatio)) | "
-                            + "\(String(format: "%.4f", outcome.byteMissRatio)) | \(String(format: "%.2f", outcome.seconds)) |")
+                            + "\(String(format: "%.4f", outcome.byteMissRatio)) | \(String(format: "%.2f", outcome.seconds)) |"
+                    )
                 }
             }
             if outcomes.count == 2 {
                 let disagreements = zip(outcomes[0].hits, outcomes[1].hits).filter { $0 != $1 }.count
-                let line = "\(policy): simulated and end-to-end replays disagree on \(disagreements) of \(requests.count) requests"
+                let line =
+                    "\(policy): simulated and end-to-end replays disagree on \(disagreements) of \(requests.count) requests"
                 if json { log(line) } else { print(line) }
                 if disagreements > 0 { exit(1) }
             }
