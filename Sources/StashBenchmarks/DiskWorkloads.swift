@@ -146,7 +146,8 @@ struct DiskWorkloads {
             let middle = key(entries / 2)
             let runs = try measure(runs: runs) {
                 let start = now()
-                let cache = try unlimited(dir)
+                // The default configuration: orphan collection starts in the background, as in an app.
+                let cache = try DiskCache(directory: dir, sizeLimit: .gigabytes(1000))
                 guard try cache.data(forKey: middle)?.count == 1024 else { fatalError("open: first get missed") }
                 let elapsed = now() - start
                 cache.close()
