@@ -79,7 +79,9 @@ public final class DiskCache: Sendable {
     }
 
     deinit {
-        close()
+        // No wait for background work here: it holds a strong reference while it runs, so by
+        // now it has finished, and this deinit may even be running on its thread.
+        flushAndCloseIndex()
     }
 
     /// Writes recorded accesses to the index and closes its connections.
@@ -90,6 +92,10 @@ public final class DiskCache: Sendable {
     /// - Complexity: O(*p*), where *p* is the number of accesses not yet written.
     public func close() {
         backgroundWork.wait()
+        flushAndCloseIndex()
+    }
+
+    private func flushAndCloseIndex() {
         // Losing recency updates only makes eviction order slightly less precise.
         try? flushAccesses()
         index.close()
