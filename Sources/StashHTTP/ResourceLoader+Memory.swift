@@ -63,8 +63,10 @@ extension ResourceLoader {
         if bytesChanged { valueTiers.removeFromMemory(forKey: key) }
     }
 
-    /// How long memory may keep a copy of the entry: `.some(nil)` for as long as it likes,
-    /// `nil` when the entry has already expired. Never longer than the disk entry lives.
+    /// How long memory may keep a copy of the entry, never longer than the disk entry lives.
+    ///
+    /// - Returns: A time-to-live (whose `duration` is `nil` for no limit), or `nil` when the entry
+    ///   has already expired.
     func memoryTimeToLive(_ attributes: DiskCache.Attributes) -> MemoryTimeToLive? {
         guard !attributes.isPinned, let expires = attributes.expires else { return MemoryTimeToLive(duration: nil) }
         let remaining = expires.timeIntervalSince(cache.configuration.clock())

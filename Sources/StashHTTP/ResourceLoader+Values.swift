@@ -118,7 +118,8 @@ extension ResourceLoader {
             counters.withLock { stats in
                 if cacheTier == .memory { stats.memoryHits += 1 } else { stats.diskHits += 1 }
             }
-            logger.debug(cacheTier == .memory ? "Memory hit" : "Disk hit", metadata: ["key": "\(key)", "decoded": "true"])
+            logger.debug(
+                cacheTier == .memory ? "Memory hit" : "Disk hit", metadata: ["key": "\(key)", "decoded": "true"])
             return (value, cacheTier == .memory ? .memory : .disk)
         }
         let memoryKey = CacheKey(key)
