@@ -28,8 +28,8 @@ extension ResourceLoader {
         /// answers repeated requests without reading the disk.
         ///
         /// A body larger than a tenth of it is not kept in memory (it stays on disk). `.zero`
-        /// turns the memory tier off. Change the limit later through the tier's
-        /// ``Stash/MemoryCache/costLimit``. Defaults to 50 MB.
+        /// turns the memory tier off (its count limit is then zero too). Change the limit later
+        /// through the tier's ``Stash/MemoryCache/costLimit``. Defaults to 50 MB.
         public var memoryCostLimit: ByteCount
         /// When transient failures are retried.
         ///

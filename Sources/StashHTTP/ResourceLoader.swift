@@ -45,7 +45,8 @@ public final class ResourceLoader: Sendable {
     /// Purge it with ``Stash/MemoryCache/removeAll()``, or let memory pressure purge it with
     /// ``Stash/MemoryCache/startRespondingToMemoryPressure(_:)``; the bodies stay on disk. Its cost
     /// is bytes, limited by ``Configuration/memoryCostLimit``. Changes made to the disk cache
-    /// directly (or by another process) are not seen by entries already in memory.
+    /// directly, by another loader or by another process are not seen by entries already in
+    /// memory (except under ``CachePolicy/http``, which serves a copy only while it is fresh).
     public let memory: MemoryCache<CacheKey, CachedBody>
 
     let logger: Logger
@@ -56,7 +57,8 @@ public final class ResourceLoader: Sendable {
     let versions = KeyVersions()
     let valueTiers = ValueTiers()
 
-    /// Creates a loader over `cache`.
+    /// Creates a loader over `cache`, with a memory tier of
+    /// ``Configuration/memoryCostLimit`` in front of it.
     ///
     /// Removes download files that crashed or killed runs left in the cache directory's
     /// `downloads/` folder (only files no live transfer holds locked).
@@ -101,23 +103,24 @@ public final class ResourceLoader: Sendable {
 
     // MARK: - Loading
 
-    /// The body of `url`: from the disk cache when present, otherwise from the network (and
-    /// then stored).
+    /// The body of `url`: from the memory tier or the disk cache when present, otherwise from
+    /// the network (and then stored); kept in memory afterwards.
     ///
     /// - Parameters:
     ///   - url: The resource.
     ///   - cachePolicy: How to use the cache; `nil` for ``Configuration/cachePolicy``.
     ///   - priority: Where the transfer queues, if one is needed.
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
-    /// - Complexity: O(log *N*) for a hit in a cache of *N* entries, plus O(*n*) to read its
-    ///   *n* bytes.
+    /// - Complexity: O(*k*) in the key's length for a memory hit; O(log *N*) for a disk hit in a
+    ///   cache of *N* entries, plus O(*n*) to read its *n* bytes.
     public func data(
         for url: URL, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
     ) async throws -> Data {
         try await data(for: ResourceRequest(url, cachePolicy: cachePolicy, priority: priority))
     }
 
-    /// The body of `request`: from the disk cache when present, otherwise from the network.
+    /// The body of `request`: from the memory tier or the disk cache when present, otherwise
+    /// from the network.
     ///
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
     /// - Complexity: As `data(for:cachePolicy:priority:)`.
@@ -161,6 +164,9 @@ public final class ResourceLoader: Sendable {
     }
 
     /// The body of `request` with its metadata and where it came from.
+    ///
+    /// A `.data` delivery may be answered by the memory tier (``ResourceResponse/Source/memory``),
+    /// and is kept there afterwards; a `.file` delivery always goes to the disk cache.
     ///
     /// - Parameters:
     ///   - request: The request.
