@@ -46,6 +46,9 @@ extension ResourceLoader {
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each ``Event``.
         public var onEvent: (@Sendable (Event) -> Void)?
+        /// A test hook, awaited with the cache key just before a body or decoded value that a
+        /// request read is kept in memory: tests let another request write the entry there.
+        var willKeepInMemory: (@Sendable (String) async -> Void)?
 
         /// Creates a configuration.
         public init(

@@ -40,9 +40,9 @@ extension ResourceLoader {
     func promote(_ loaded: Loaded) async {
         let key = loaded.response.cacheKey
         let memoryKey = CacheKey(key)
-        guard loaded.isStored, let data = loaded.response.data, fitsInMemory(data.count),
-            versions.isCurrent(memoryKey, loaded.version)
-        else { return }
+        guard loaded.isStored, let data = loaded.response.data, fitsInMemory(data.count) else { return }
+        await configuration.willKeepInMemory?(key)
+        guard versions.isCurrent(memoryKey, loaded.version) else { return }
         guard let attributes = await attributes(of: loaded), let timeToLive = memoryTimeToLive(attributes) else {
             return
         }

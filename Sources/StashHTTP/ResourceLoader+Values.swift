@@ -153,7 +153,9 @@ extension ResourceLoader {
     private func keep<Value: Sendable>(_ value: Value, from loaded: Loaded, in values: Cache<Value>) async {
         let key = loaded.response.cacheKey
         let memoryKey = CacheKey(key)
-        guard loaded.isStored, versions.isCurrent(memoryKey, loaded.version),
+        guard loaded.isStored else { return }
+        await configuration.willKeepInMemory?(key)
+        guard versions.isCurrent(memoryKey, loaded.version),
             let attributes = await attributes(of: loaded), let timeToLive = memoryTimeToLive(attributes),
             versions.isCurrent(memoryKey, loaded.version)
         else { return }

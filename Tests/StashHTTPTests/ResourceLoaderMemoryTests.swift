@@ -177,4 +177,113 @@ struct ResourceLoaderMemoryTests {
             }
         }
     }
+
+    /// Reads, reloads and decoded reads of one URL race while its body changes: afterwards,
+    /// neither memory tier holds anything but what the disk holds.
+    @Test func memoryTiersNeverKeepBytesOlderThanDiskUnderConcurrentReloads() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let fixture = try Fixture(directory: directory)
+                let url = server.url("/racy")
+                let key = url.absoluteString
+                let strings = fixture.loader.values(codec: .string)
+                for round in 0..<25 {
+                    server.set("/racy", .init(fixedBody: Data("version \(round)".utf8)))
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for reader in 0..<6 {
+                            group.addTask {
+                                if reader == 0 {
+                                    _ = try await fixture.loader.data(for: url, cachePolicy: .reload)
+                                } else if reader.isMultiple(of: 2) {
+                                    _ = try await strings.value(for: url)
+                                } else {
+                                    _ = try await fixture.loader.data(for: url)
+                                }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                    let onDisk = try #require(try await fixture.cache.data(forKey: key))
+                    #expect(onDisk == Data("version \(round)".utf8))
+                    if let body = fixture.loader.memory.value(forKey: CacheKey(key)) { #expect(body.data == onDisk) }
+                    if let value = strings.cache.memory.value(forKey: CacheKey(key)) {
+                        #expect(value == String(decoding: onDisk, as: UTF8.self))
+                    }
+                }
+                #expect(server.stats.value.requests >= 25)
+                #expect(fixture.loader.versions.trackedKeyCount == 0)
+            }
+        }
+    }
+
+    // MARK: - Interleavings, forced
+
+    @Test func reloadLandingBetweenADiskReadAndItsPromotionIsNotOverwrittenByTheOldBody() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let hook = InterleavingHook()
+                let fixture = try Fixture(directory: directory) { $0.willKeepInMemory = hook.function }
+                let url = server.url("/doc")
+                server.set("/doc", .init(fixedBody: Data("old".utf8)))
+                _ = try await fixture.loader.data(for: url)
+                fixture.loader.memory.removeAll()
+                server.set("/doc", .init(fixedBody: Data("new".utf8)))
+                hook.arm { _ = try await fixture.loader.data(for: url, cachePolicy: .reload) }
+
+                let read = try await fixture.loader.response(for: ResourceRequest(url))
+                #expect(read.source == .disk && read.data == Data("old".utf8))  // read before the reload
+                #expect(hook.hasFired && hook.failure == nil)
+                #expect(fixture.loader.memory.value(forKey: CacheKey(url.absoluteString))?.data == Data("new".utf8))
+                let next = try await fixture.loader.response(for: ResourceRequest(url))
+                #expect(next.source == .memory && next.data == Data("new".utf8))
+                #expect(server.stats.value.requests == 2)
+            }
+        }
+    }
+
+    @Test func reloadLandingBeforeADecodedValueIsKeptDropsTheOldValue() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let hook = InterleavingHook()
+                let fixture = try Fixture(directory: directory) { $0.willKeepInMemory = hook.function }
+                let url = server.url("/note")
+                let notes = fixture.loader.values(codec: .string)
+                server.set("/note", .init(fixedBody: Data("old".utf8)))
+                hook.arm {
+                    server.set("/note", .init(fixedBody: Data("new".utf8)))
+                    _ = try await fixture.loader.data(for: url, cachePolicy: .reload)
+                }
+
+                #expect(try await notes.valueAndSource(for: ResourceRequest(url)) == ("old", .network))
+                #expect(hook.hasFired && hook.failure == nil)
+                #expect(notes.cache.memory.value(forKey: CacheKey(url.absoluteString)) == nil)
+                #expect(try await notes.valueAndSource(for: ResourceRequest(url)) == ("new", .disk))
+                #expect(server.stats.value.requests == 2)
+            }
+        }
+    }
+}
+
+/// Runs an action once, from the loader's `willKeepInMemory` hook, to force an interleaving.
+private final class InterleavingHook: Sendable {
+    private let action = Locked<(@Sendable () async throws -> Void)?>(nil)
+    private let fired = Locked(false)
+    private let error = Locked<(any Error)?>(nil)
+
+    func arm(_ body: @escaping @Sendable () async throws -> Void) { action.withLock { $0 = body } }
+
+    var hasFired: Bool { fired.withLock { $0 } }
+    var failure: (any Error)? { error.withLock { $0 } }
+
+    var function: @Sendable (String) async -> Void {
+        { [action, fired, error] _ in
+            let body = action.withLock { action in
+                defer { action = nil }
+                return action
+            }
+            guard let body else { return }
+            fired.withLock { $0 = true }
+            do { try await body() } catch let failure { error.withLock { $0 = failure } }
+        }
+    }
 }
