@@ -23,6 +23,14 @@ extension ResourceLoader {
         ///
         /// Defaults to `nil`: the disk cache's size limit, since a larger body could not be stored.
         public var maximumResponseSize: ByteCount?
+        /// The most bytes of response bodies that the loader's memory tier
+        /// (``ResourceLoader/memory``) keeps, so that ``ResourceLoader/data(for:cachePolicy:priority:)``
+        /// answers repeated requests without reading the disk.
+        ///
+        /// A body larger than a tenth of it is not kept in memory (it stays on disk). `.zero`
+        /// turns the memory tier off (its count limit is then zero too). Change the limit later
+        /// through the tier's ``Stash/MemoryCache/costLimit``. Defaults to 50 MB.
+        public var memoryCostLimit: ByteCount
         /// When transient failures are retried.
         ///
         /// Defaults to ``RetryPolicy/init(maximumRetries:initialDelay:multiplier:maximumDelay:)``'s defaults.
@@ -38,12 +46,16 @@ extension ResourceLoader {
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each ``Event``.
         public var onEvent: (@Sendable (Event) -> Void)?
+        /// A test hook, awaited with the cache key just before a body or decoded value that a
+        /// request read is kept in memory: tests let another request write the entry there.
+        var willKeepInMemory: (@Sendable (String) async -> Void)?
 
         /// Creates a configuration.
         public init(
             maximumConcurrentTransfers: Int = 6,
             cachePolicy: CachePolicy = .cacheFirst,
             maximumResponseSize: ByteCount? = nil,
+            memoryCostLimit: ByteCount = .megabytes(50),
             retryPolicy: RetryPolicy = RetryPolicy(),
             cacheKey: @escaping @Sendable (URLRequest) -> String = Configuration.urlCacheKey,
             clock: @escaping @Sendable () -> Date = { Date() },
@@ -52,6 +64,7 @@ extension ResourceLoader {
             self.maximumConcurrentTransfers = maximumConcurrentTransfers
             self.cachePolicy = cachePolicy
             self.maximumResponseSize = maximumResponseSize
+            self.memoryCostLimit = memoryCostLimit
             self.retryPolicy = retryPolicy
             self.cacheKey = cacheKey
             self.clock = clock
@@ -93,6 +106,9 @@ extension ResourceLoader {
             precondition(
                 (maximumResponseSize?.bytes ?? 1) > 0,
                 "ResourceLoader's maximumResponseSize must be positive, got \(maximumResponseSize?.bytes ?? 0) bytes.")
+            precondition(
+                memoryCostLimit.bytes >= 0,
+                "ResourceLoader's memoryCostLimit must not be negative, got \(memoryCostLimit.bytes) bytes.")
             precondition(
                 retryPolicy.maximumRetries >= 0 && retryPolicy.multiplier >= 1 && retryPolicy.initialDelay >= .zero,
                 "ResourceLoader's retryPolicy needs maximumRetries >= 0, multiplier >= 1 and initialDelay >= 0.")

@@ -2,8 +2,30 @@ import Foundation
 import Stash
 
 extension ResourceLoader {
-    /// One request: the disk cache first (as the policy allows), then a shared transfer.
+    /// One request: the memory tier, then the disk cache (as the policy allows), then a shared
+    /// transfer; a body delivered as data is then kept in memory.
     func load(_ request: ResourceRequest, delivery: Delivery, waiter: Waiter) async throws -> ResourceResponse {
+        let (url, key) = try resolve(request)
+        let policy = request.cachePolicy ?? configuration.cachePolicy
+        if delivery == .data, policy != .reload, let hit = memoryHit(key: key, policy: policy) {
+            counters.withLock { $0.memoryHits += 1 }
+            logger.debug("Memory hit", metadata: ["key": "\(key)"])
+            finishProgress(of: waiter, size: hit.data?.count ?? 0)
+            return hit
+        }
+        let memoryKey = CacheKey(key)
+        versions.hold(memoryKey)
+        defer { versions.release(memoryKey) }
+        let loaded = try await loadStored(
+            request, url: url, key: key, policy: policy, delivery: delivery, waiter: waiter)
+        if delivery == .data { await promote(loaded) }
+        return loaded.response
+    }
+
+    /// The URL and cache key of `request`.
+    ///
+    /// - Throws: ``Stash/StashError`` when the request has no URL or its key is empty.
+    func resolve(_ request: ResourceRequest) throws -> (url: URL, key: String) {
         guard let url = request.url else {
             throw StashError(.invalidArgument, "A ResourceRequest needs a URL, but its URLRequest has none.")
         }
@@ -12,14 +34,25 @@ extension ResourceLoader {
             throw StashError(
                 .invalidKey, "The cache key for \(url.absoluteString) is empty: fix the cacheKey function.")
         }
-        let policy = request.cachePolicy ?? configuration.cachePolicy
+        return (url, key)
+    }
+
+    /// The disk cache (as the policy allows), then a shared transfer.
+    ///
+    /// The caller holds `key` in ``versions``, so that the version it returns stays comparable.
+    func loadStored(
+        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery, waiter: Waiter
+    ) async throws -> Loaded {
         // Twice: an entry can be evicted between being stored (or found) and being read.
         for _ in 0..<2 {
-            if policy != .reload, let hit = try await cachedResponse(key: key, policy: policy, delivery: delivery) {
-                counters.withLock { $0.diskHits += 1 }
-                logger.debug("Disk hit", metadata: ["key": "\(key)"])
-                finishProgress(of: waiter, size: hit.size)
-                return hit.response
+            if policy != .reload {
+                let version = versions.version(of: CacheKey(key))
+                if let hit = try await cachedResponse(key: key, policy: policy, delivery: delivery) {
+                    counters.withLock { $0.diskHits += 1 }
+                    logger.debug("Disk hit", metadata: ["key": "\(key)"])
+                    finishProgress(of: waiter, size: hit.attributes.size)
+                    return Loaded(response: hit.response, version: version, isStored: true, attributes: hit.attributes)
+                }
             }
             try checkCancellation(url)
             if policy == .cacheOnly {
@@ -37,7 +70,7 @@ extension ResourceLoader {
                 counters.withLock { stats in
                     if result.source == .disk { stats.diskHits += 1 } else { stats.networkLoads += 1 }
                 }
-                return response
+                return Loaded(response: response, version: result.version, isStored: result.unstoredReason == nil)
             }
             try checkCancellation(url)
         }
@@ -49,14 +82,12 @@ extension ResourceLoader {
 
     /// The stored response for `key` if the policy lets it be used without the network.
     private func cachedResponse(key: String, policy: CachePolicy, delivery: Delivery) async throws
-        -> (response: ResourceResponse, size: Int)?
+        -> (response: ResourceResponse, attributes: DiskCache.Attributes)?
     {
         guard let attributes = try await liveAttributes(forKey: key) else { return nil }
         if policy == .http && !HTTPFreshness.isFresh(attributes.metadata, at: configuration.clock()) { return nil }
         guard let body = try await read(key, delivery: delivery) else { return nil }
-        return (
-            ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: .disk), attributes.size
-        )
+        return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: .disk), attributes)
     }
 
     /// The attributes of a present entry, or `nil` when there is none or the disk cache's own
@@ -98,7 +129,7 @@ extension ResourceLoader {
         return ResourceResponse(body: body, cacheKey: key, metadata: result.metadata, source: result.source)
     }
 
-    private func finishProgress(of waiter: Waiter, size: Int) {
+    func finishProgress(of waiter: Waiter, size: Int) {
         waiter.progress?.yield(TransferProgress(bytesReceived: size, bytesExpected: size))
     }
 

@@ -8,10 +8,15 @@ extension ResourceLoader {
         public var requests = 0
         /// Body bytes received from the network.
         public var bytesReceived = 0
-        /// Requests answered from the in-memory tier.
+        /// Requests answered from a memory tier: bodies in ``ResourceLoader/memory``, or decoded
+        /// values in a ``ValueLoader``'s cache.
         public var memoryHits = 0
         /// Requests answered from the disk cache without a network request.
         public var diskHits = 0
+        /// Bodies that a ``ValueLoader`` (or ``ResourceLoader/value(for:codec:)``) could not
+        /// decode; each failed its request with ``Stash/StashError/Code/decodingFailed`` and was
+        /// removed from the cache.
+        public var decodingFailures = 0
         /// Requests answered by a transfer (a full body or a revalidation).
         public var networkLoads = 0
         /// Requests that joined a transfer already under way for the same key instead of

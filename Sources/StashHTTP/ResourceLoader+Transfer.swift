@@ -21,6 +21,9 @@ extension ResourceLoader {
         -> LoadResult
     {
         let key = transfer.key
+        let memoryKey = CacheKey(key)
+        versions.hold(memoryKey)
+        defer { versions.release(memoryKey) }
         do {
             let (result, outcome) = try await performTransfer(transfer, request: request, url: url, policy: policy)
             emit(.finished(key: key, outcome: outcome))
@@ -46,9 +49,10 @@ extension ResourceLoader {
         // Another transfer may have stored the entry after this request looked.
         var stored: DiskCache.Attributes?
         if policy != .reload {
+            let version = versions.version(of: CacheKey(key))
             stored = try await liveAttributes(forKey: key)
             if let stored, policy == .cacheFirst || HTTPFreshness.isFresh(stored.metadata, at: configuration.clock()) {
-                return (LoadResult(metadata: stored.metadata, source: .disk), .alreadyCached)
+                return (LoadResult(metadata: stored.metadata, source: .disk, version: version), .alreadyCached)
             }
         }
         var validated = stored.flatMap { $0.metadata.etag != nil || $0.metadata.lastModified != nil ? $0 : nil }
@@ -166,10 +170,22 @@ extension ResourceLoader {
             for: HTTPFreshness.Headers(response), url: response.url ?? url, receivedAt: configuration.clock(),
             updating: validated.metadata)
         let cache = self.cache
-        guard try await offload({ try cache.updateMetadata(metadata, forKey: key) }) else { throw EntryVanished() }
+        let memoryKey = CacheKey(key)
+        versions.beginWrite(memoryKey)
+        let updated: Result<Bool, any Error>
+        do {
+            updated = .success(try await offload({ try cache.updateMetadata(metadata, forKey: key) }))
+        } catch {
+            updated = .failure(error)
+        }
+        // The bytes are unchanged, so decoded values stay valid; the bodies tier's copy carries the
+        // old metadata.
+        invalidateMemory(forKey: key, bytesChanged: false)
+        let version = versions.endWrite(memoryKey)
+        guard try updated.get() else { throw EntryVanished() }
         counters.withLock { $0.notModified += 1 }
         logger.debug("Not modified", metadata: ["key": "\(key)"])
-        return (LoadResult(metadata: metadata, source: .revalidated), .notModified)
+        return (LoadResult(metadata: metadata, source: .revalidated, version: version), .notModified)
     }
 
     /// A complete 2xx body: store it unless the policy forbids, and hand it over.
@@ -184,20 +200,35 @@ extension ResourceLoader {
                 .invalidResponse,
                 "GET \(url.absoluteString) answered Cache-Control: no-store, so it was not cached and has no cache file: load it with data(for:), or use the .cacheFirst policy to cache it anyway."
             )
-            return (try unstored(body, metadata: metadata, reason: reason), .notStored)
+            var result = try unstored(body, metadata: metadata, reason: reason)
+            result.version = versions.version(of: CacheKey(key))
+            return (result, .notStored)
         }
+        let memoryKey = CacheKey(key)
+        versions.beginWrite(memoryKey)
+        let outcome: Result<LoadResult, any Error>
         do {
             switch body {
             case .memory(let data):
                 try await cache.store(data, forKey: key, metadata: metadata)
-                return (LoadResult(metadata: metadata, source: .network, data: data), .stored)
+                outcome = .success(LoadResult(metadata: metadata, source: .network, data: data))
             case .file(let file, _):
                 try await cache.store(
                     fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
                 file.remove()  // normally gone already; removes it if the cache copied instead
-                return (LoadResult(metadata: metadata, source: .network), .stored)
+                outcome = .success(LoadResult(metadata: metadata, source: .network))
             }
         } catch {
+            outcome = .failure(error)
+        }
+        // Stored or not, no memory tier may keep serving what the entry held before this response.
+        invalidateMemory(forKey: key, bytesChanged: true)
+        let version = versions.endWrite(memoryKey)
+        switch outcome {
+        case .success(var result):
+            result.version = version
+            return (result, .stored)
+        case .failure(let error):
             // Tolerated: the body is complete, so the waiting requests still get it (as data).
             let reason = error as? StashError ?? StashError(.io, "Cannot store \(url.absoluteString).", cause: error)
             counters.withLock { $0.storeFailures += 1 }

@@ -6,16 +6,22 @@ import Stash
     import FoundationNetworking
 #endif
 
-/// Loads remote resources through a ``Stash/DiskCache``: disk, then network, fetching over
-/// HTTP only what is not cached.
+/// Loads remote resources through a ``Stash/DiskCache``: memory, then disk, then network,
+/// fetching over HTTP only what is not cached.
 ///
 /// ```swift
 /// let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(200))
 /// let loader = ResourceLoader(cache: cache)
 /// let data = try await loader.data(for: url)          // no request when `url` is cached
 /// let file = try await loader.fileURL(for: videoURL)  // streamed to disk, never held in memory
+/// let photo = try await loader.value(for: url, codec: .json(Photo.self))  // decoded once, kept in memory
 /// ```
 ///
+/// - Bodies delivered as data are kept in a memory tier (``memory``, sized by
+///   ``Configuration/memoryCostLimit``) in front of the disk, with the metadata they were stored
+///   with, so that a repeated request reads nothing from disk; under ``CachePolicy/http`` a memory
+///   copy is served only while it is fresh, and revalidated otherwise. Decoded values live in the
+///   memory tiers of ``ValueLoader``s (see ``values(codec:memoryCostLimit:memoryCountLimit:cost:)``).
 /// - Concurrent requests for one cache key share one transfer, which is cancelled only when
 ///   every one of them has been cancelled.
 /// - At most ``Configuration/maximumConcurrentTransfers`` transfers run at once; the others
@@ -34,14 +40,25 @@ public final class ResourceLoader: Sendable {
     public let configuration: Configuration
     /// What sends the HTTP requests.
     public let transport: any HTTPTransport
+    /// The memory tier: recently delivered bodies, with their metadata, keyed like the disk cache.
+    ///
+    /// Purge it with ``Stash/MemoryCache/removeAll()``, or let memory pressure purge it with
+    /// ``Stash/MemoryCache/startRespondingToMemoryPressure(_:)``; the bodies stay on disk. Its cost
+    /// is bytes, limited by ``Configuration/memoryCostLimit``. Changes made to the disk cache
+    /// directly, by another loader or by another process are not seen by entries already in
+    /// memory (except under ``CachePolicy/http``, which serves a copy only while it is fresh).
+    public let memory: MemoryCache<CacheKey, CachedBody>
 
     let logger: Logger
     let scheduler: TransferScheduler
     let coordinator: TransferCoordinator
     let counters: Locked<Statistics>
     let downloadsDirectory: String
+    let versions = KeyVersions()
+    let valueTiers = ValueTiers()
 
-    /// Creates a loader over `cache`.
+    /// Creates a loader over `cache`, with a memory tier of
+    /// ``Configuration/memoryCostLimit`` in front of it.
     ///
     /// Removes download files that crashed or killed runs left in the cache directory's
     /// `downloads/` folder (only files no live transfer holds locked).
@@ -63,6 +80,9 @@ public final class ResourceLoader: Sendable {
         self.transport = transport
         self.configuration = configuration
         self.logger = logger
+        let memoryLimit = configuration.memoryCostLimit.bytes
+        self.memory = MemoryCache(
+            costLimit: memoryLimit, countLimit: memoryLimit == 0 ? 0 : .max, cost: { $0.data.count })
         let counters = Locked(Statistics())
         self.counters = counters
         let scheduler = TransferScheduler(limit: configuration.maximumConcurrentTransfers)
@@ -83,23 +103,24 @@ public final class ResourceLoader: Sendable {
 
     // MARK: - Loading
 
-    /// The body of `url`: from the disk cache when present, otherwise from the network (and
-    /// then stored).
+    /// The body of `url`: from the memory tier or the disk cache when present, otherwise from
+    /// the network (and then stored); kept in memory afterwards.
     ///
     /// - Parameters:
     ///   - url: The resource.
     ///   - cachePolicy: How to use the cache; `nil` for ``Configuration/cachePolicy``.
     ///   - priority: Where the transfer queues, if one is needed.
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
-    /// - Complexity: O(log *N*) for a hit in a cache of *N* entries, plus O(*n*) to read its
-    ///   *n* bytes.
+    /// - Complexity: O(*k*) in the key's length for a memory hit; O(log *N*) for a disk hit in a
+    ///   cache of *N* entries, plus O(*n*) to read its *n* bytes.
     public func data(
         for url: URL, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
     ) async throws -> Data {
         try await data(for: ResourceRequest(url, cachePolicy: cachePolicy, priority: priority))
     }
 
-    /// The body of `request`: from the disk cache when present, otherwise from the network.
+    /// The body of `request`: from the memory tier or the disk cache when present, otherwise
+    /// from the network.
     ///
     /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
     /// - Complexity: As `data(for:cachePolicy:priority:)`.
@@ -143,6 +164,9 @@ public final class ResourceLoader: Sendable {
     }
 
     /// The body of `request` with its metadata and where it came from.
+    ///
+    /// A `.data` delivery may be answered by the memory tier (``ResourceResponse/Source/memory``),
+    /// and is kept there afterwards; a `.file` delivery always goes to the disk cache.
     ///
     /// - Parameters:
     ///   - request: The request.

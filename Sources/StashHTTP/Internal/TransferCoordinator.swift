@@ -43,6 +43,8 @@ struct LoadResult: Sendable {
     var data: Data?
     /// Why the body is not in the disk cache, when it is not.
     var unstoredReason: StashError?
+    /// The version of the key (see ``KeyVersions``) that the entry had when the transfer ended.
+    var version: UInt64 = 0
 }
 
 /// Coalesces concurrent loads of one key into one ``Transfer``, and cancels a transfer only
