@@ -21,7 +21,8 @@ struct ClearCommand: AsyncParsableCommand {
     func run() async throws {
         let report = try await options.withSession { session in
             do {
-                let report = Report(removedCount: try session.cache.totalCount, removedSize: try session.cache.totalSize.bytes)
+                let report = Report(
+                    removedCount: try session.cache.totalCount, removedSize: try session.cache.totalSize.bytes)
                 try session.cache.removeAll()
                 return report
             } catch {

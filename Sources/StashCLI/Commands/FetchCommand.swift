@@ -40,7 +40,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The http or https URLs to load.", valueName: "url"))
     var urls: [String] = []
 
-    @Option(help: "cache-first (the default), http (honour Cache-Control, revalidate with ETags), reload or cache-only.")
+    @Option(
+        help: "cache-first (the default), http (honour Cache-Control, revalidate with ETags), reload or cache-only.")
     var policy: Policy = .cacheFirst
 
     @Option(
@@ -70,7 +71,9 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if urls.isEmpty { throw ValidationError("Name at least one URL to fetch, such as 'stash fetch https://example.com/a.jpg'.") }
+        if urls.isEmpty {
+            throw ValidationError("Name at least one URL to fetch, such as 'stash fetch https://example.com/a.jpg'.")
+        }
         if output != nil && urls.count > 1 {
             throw ValidationError("-o writes one body: give one URL with it, or fetch the URLs without -o.")
         }
@@ -81,7 +84,8 @@ struct FetchCommand: AsyncParsableCommand {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
             url.host?.isEmpty == false
         else {
-            throw ValidationError("'\(text)' is not an http or https URL: write it in full, such as https://example.com/a.jpg.")
+            throw ValidationError(
+                "'\(text)' is not an http or https URL: write it in full, such as https://example.com/a.jpg.")
         }
         return url
     }
@@ -125,17 +129,21 @@ struct FetchCommand: AsyncParsableCommand {
             return (
                 Result(
                     url: url.absoluteString, key: response.cacheKey, outcome: outcome, size: size,
-                    milliseconds: Output.milliseconds(elapsed), file: file.path, etag: response.metadata.etag),
+                    milliseconds: Output.roundedMilliseconds(elapsed), file: file.path, etag: response.metadata.etag),
                 nil
             )
         } catch {
             session.record { $0.fetchFailures += 1 }
             var cliError = CLIError(error, while: "fetching \(url.absoluteString)")
-            if policy == .cacheOnly, (error as? StashError)?.code == .notFound { cliError.status = CLIError.missStatus }
+            if policy == .cacheOnly, (error as? StashError)?.code == .notFound {
+                cliError = .miss(
+                    "\(url.absoluteString) is not in the cache, and --policy cache-only never downloads: fetch it once without it."
+                )
+            }
             return (
                 Result(
                     url: url.absoluteString, outcome: "failed",
-                    milliseconds: Output.milliseconds(ContinuousClock.now - start), error: cliError.message),
+                    milliseconds: Output.roundedMilliseconds(ContinuousClock.now - start), error: cliError.message),
                 cliError
             )
         }

@@ -38,7 +38,8 @@ struct InfoCommand: AsyncParsableCommand {
             do {
                 return Report(
                     directory: session.directory.path, sizeLimit: session.sizeLimit.bytes,
-                    sizeLimitSource: session.limitSource, evictionPolicy: cache.configuration.evictionPolicy.description,
+                    sizeLimitSource: session.limitSource,
+                    evictionPolicy: cache.configuration.evictionPolicy.description,
                     lowWaterMark: cache.configuration.lowWaterMark, fetchPolicy: "cache-first",
                     totalCount: try cache.totalCount, totalSize: try cache.totalSize.bytes,
                     pinnedCount: try cache.pinnedCount, pinnedSize: try cache.pinnedSize.bytes,

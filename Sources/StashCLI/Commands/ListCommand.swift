@@ -55,7 +55,9 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if let limit, limit <= 0 { throw ValidationError("Invalid --limit \(limit): give a positive number of entries.") }
+        if let limit, limit <= 0 {
+            throw ValidationError("Invalid --limit \(limit): give a positive number of entries.")
+        }
     }
 
     func run() async throws {

@@ -7,7 +7,8 @@ struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
         abstract: "Pin an entry: it is never evicted or expired until unpinned.",
-        discussion: "Pinned entries do not count against the size limit. Exits with status 1 when the key is not cached."
+        discussion:
+            "Pinned entries do not count against the size limit. Exits with status 1 when the key is not cached."
     )
 
     @Argument(help: "The key, exactly as stored.")

@@ -99,8 +99,8 @@ struct DemoReport: Encodable {
                 "network": share(.network),
             ],
             hits: hits.count, downloads: downloads.count,
-            medianHitMilliseconds: median(hits).map(Output.milliseconds),
-            medianDownloadMilliseconds: median(downloads).map(Output.milliseconds))
+            medianHitMilliseconds: median(hits).map(Output.roundedMilliseconds),
+            medianDownloadMilliseconds: median(downloads).map(Output.roundedMilliseconds))
     }
 
     private static func median(_ durations: [Duration]) -> Duration? {

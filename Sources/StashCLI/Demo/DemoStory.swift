@@ -31,7 +31,7 @@ struct DemoStory {
         do {
             var report = try await play(origin)
             await origin.stop()
-            report.seconds = Output.milliseconds(ContinuousClock.now - start) / 1000
+            report.seconds = Output.roundedMilliseconds(ContinuousClock.now - start) / 1000
             return report
         } catch {
             await origin.stop()
@@ -68,7 +68,7 @@ struct DemoStory {
         bar.finish()
         say(
             "   \(Output.count(browse.downloads, "download")), \(Output.size(browse.bytesDownloaded)) from the origin in \(Output.duration(.seconds(browse.seconds)))",
-            "   \(Output.count(browse.evictions, "photo")) evicted on the way; the cache holds \(browse.cachedCount), \(Output.size(browse.cachedSize)) of \(sizeLimit)"
+            "   \(Output.count(browse.evictions, "photo")) evicted on the way; the cache holds \(Output.count(browse.cachedCount, "photo")), \(Output.size(browse.cachedSize)) of \(sizeLimit)"
                 + (browse.cachedSize <= sizeLimit.bytes ? " (within the limit)" : " (OVER THE LIMIT)"),
             "")
 
@@ -129,7 +129,7 @@ struct DemoStory {
             directory: directory.path, temporaryDirectory: isTemporary, origin: origin.baseURL,
             sizeLimit: sizeLimit.bytes, photos: gallery.photos.count, galleryBytes: gallery.totalSize,
             recentPhotos: recent.map(\.id), changedPhotos: changedIDs, refreshedPhotos: refreshedIDs,
-            relaunchOpenMilliseconds: Output.milliseconds(openTime), steps: steps,
+            relaunchOpenMilliseconds: Output.roundedMilliseconds(openTime), steps: steps,
             summary: DemoReport.summary(of: steps, views: recorder.allViews), seconds: 0)
         say("5. Summary")
         for line in report.summaryLines { say("   " + line) }

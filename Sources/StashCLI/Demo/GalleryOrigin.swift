@@ -45,7 +45,8 @@ final class GalleryOrigin: Sendable {
         let versions = Locked([Int: Int]())
         let counters = Locked(Counters())
         let handler = PhotoHandler(gallery: gallery, versions: versions, counters: counters)
-        let http = HTTPServer(address: try .inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled, handler: handler)
+        let http = HTTPServer(
+            address: try .inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled, handler: handler)
         let runTask = Task { try await http.run() }
         do {
             try await http.waitUntilListening()

@@ -36,7 +36,7 @@ final class StepRecorder {
             bytesServed: views.reduce(0) { $0 + $1.photo.size },
             evictions: evictions.withLock { $0 } - evictionsBefore, cachedCount: try cache.totalCount,
             cachedSize: try cache.totalSize.bytes, staleViews: views.filter { !$0.isCurrent }.count,
-            seconds: Output.milliseconds(elapsed) / 1000)
+            seconds: Output.roundedMilliseconds(elapsed) / 1000)
         return (step, views)
     }
 }

@@ -50,7 +50,8 @@ struct CLIError: Error {
             if let cause = error.cause as? Stash.POSIXErrorCode { message += " (\(cause))" }
             self.init(status: status, message)
         default:
-            self.init(status: Self.ioStatus, "\(activity.prefix(1).uppercased())\(activity.dropFirst()) failed: \(error).")
+            self.init(
+                status: Self.ioStatus, "\(activity.prefix(1).uppercased())\(activity.dropFirst()) failed: \(error).")
         }
     }
 }

@@ -27,6 +27,11 @@ enum Output {
         return Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 
+    /// A duration as a number of milliseconds, to the microsecond, for JSON.
+    static func roundedMilliseconds(_ duration: Duration) -> Double {
+        (milliseconds(duration) * 1000).rounded() / 1000
+    }
+
     /// A percentage with no decimals: `67 %`.
     static func percent(_ ratio: Double) -> String { String(format: "%.0f %%", ratio * 100) }
 

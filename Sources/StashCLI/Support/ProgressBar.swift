@@ -9,6 +9,7 @@ final class ProgressBar {
     private let delay: Duration
     private let isEnabled: Bool
     private var isDrawn = false
+    private var lastDrawn: ContinuousClock.Instant?
 
     /// Creates a bar for the transfer described by `label`.
     ///
@@ -24,7 +25,12 @@ final class ProgressBar {
 
     /// Redraws the bar for `progress`.
     func update(_ progress: TransferProgress) {
-        guard isEnabled, ContinuousClock.now - start >= delay else { return }
+        let now = ContinuousClock.now
+        guard isEnabled, now - start >= delay else { return }
+        // At most ten redraws a second, and always the last one.
+        let isComplete = progress.bytesExpected == progress.bytesReceived
+        if let lastDrawn, now - lastDrawn < .milliseconds(100), !isComplete { return }
+        lastDrawn = now
         Terminal.printToStandardError("\r\u{1B}[K" + Self.line(label: label, progress: progress, width: 80))
         isDrawn = true
     }

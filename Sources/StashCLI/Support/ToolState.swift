@@ -49,7 +49,8 @@ struct ToolState: Codable, Equatable {
         let lockPath = directory.appendingPathComponent(lockName).path
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw CLIError.io("Cannot open \(lockPath) (\(String(cString: strerror(errno)))): check the directory's permissions.")
+            throw CLIError.io(
+                "Cannot open \(lockPath) (\(String(cString: strerror(errno)))): check the directory's permissions.")
         }
         defer { close(descriptor) }
         while flock(descriptor, LOCK_EX) != 0 {
@@ -67,7 +68,8 @@ struct ToolState: Codable, Equatable {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(state).write(to: url, options: .atomic)
         } catch {
-            throw CLIError.io("Cannot write \(url.path) (\(error.localizedDescription)): check the directory's permissions.")
+            throw CLIError.io(
+                "Cannot write \(url.path) (\(error.localizedDescription)): check the directory's permissions.")
         }
         return state
     }
