@@ -64,10 +64,23 @@ struct DemoCommand: AsyncParsableCommand {
         let story = DemoStory(
             gallery: Gallery(count: photos), directory: directory, isTemporary: isTemporary, sizeLimit: sizeLimit,
             changes: changes, printsText: !json)
+        // Ctrl-C cancels the story, which stops the origin, so that the temporary cache is removed.
+        let task = Task { try await story.run() }
+        signal(SIGINT, SIG_IGN)
+        let interruption = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interruption.setEventHandler { task.cancel() }
+        interruption.resume()
+        defer {
+            interruption.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
         let report: DemoReport
         do {
-            report = try await story.run()
+            report = try await task.value
         } catch {
+            if task.isCancelled {
+                throw CLIError(status: 130, "Interrupted: the demo's origin server is stopped.")
+            }
             throw CLIError(error, while: "running the demo")
         }
         if json {

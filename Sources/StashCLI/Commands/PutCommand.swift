@@ -35,6 +35,7 @@ struct PutCommand: AsyncParsableCommand {
         try await options.withSession { session in
             let cache = session.cache
             let pinned: Bool? = pin ? true : nil
+            let stored: DiskCache.Attributes?
             do {
                 if file == "-" {
                     let data = FileHandle.standardInput.readDataToEndOfFile()
@@ -42,10 +43,11 @@ struct PutCommand: AsyncParsableCommand {
                 } else {
                     try cache.store(fileAt: URL(fileURLWithPath: file), forKey: key, pinned: pinned)
                 }
+                stored = try cache.attributes(forKey: key)
             } catch {
                 throw CLIError(error, while: "storing '\(key)'")
             }
-            guard let attributes = try cache.attributes(forKey: key) else {
+            guard let attributes = stored else {
                 throw CLIError.io(
                     "'\(key)' was evicted as soon as it was stored: raise the limit with --size-limit, or store it with --pin."
                 )

@@ -14,6 +14,8 @@ struct GalleryViewer {
         var latency: Duration
         /// Whether the bytes shown are those the origin serves now.
         var isCurrent: Bool
+        /// When the response arrived, counted from 1 across the viewer's lifetime.
+        var order: Int
     }
 
     let loader: ResourceLoader
@@ -21,8 +23,10 @@ struct GalleryViewer {
     let origin: GalleryOrigin
     /// How many photos load at once.
     var concurrency = 6
+    private let responses = Locked(0)
 
-    /// Views `photos` with `policy` and returns the views in the order the photos appeared.
+    /// Views `photos` with `policy` and returns the views in the order the responses arrived,
+    /// which is the order in which the cache last touched the photos.
     ///
     /// - Parameter onProgress: Called with the bytes of the photos shown so far, after each one.
     func view(
@@ -43,7 +47,7 @@ struct GalleryViewer {
                 onProgress(bytes)
                 startNext()
             }
-            return views
+            return views.sorted { $0.order < $1.order }
         }
     }
 
@@ -51,7 +55,14 @@ struct GalleryViewer {
         let start = ContinuousClock.now
         let response = try await loader.response(for: ResourceRequest(origin.url(of: photo), cachePolicy: policy))
         let latency = ContinuousClock.now - start
+        // Taken right after the loader's last cache access for this photo, so that the order of
+        // views is the cache's recency order (checking the bytes below takes a while).
+        let order = responses.withLock {
+            $0 += 1
+            return $0
+        }
         let current = gallery.body(of: photo, version: origin.version(of: photo))
-        return View(photo: photo, source: response.source, latency: latency, isCurrent: response.data == current)
+        return View(
+            photo: photo, source: response.source, latency: latency, isCurrent: response.data == current, order: order)
     }
 }
