@@ -147,4 +147,29 @@ import Testing
             }
         }
     }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func aLargeDownloadShowsAProgressBarOnATerminalOnly() async throws {
+        try await withOriginServer { server in
+            try await withTemporaryDirectory { dir in
+                let url = server.url("/files/large-3000000")
+                // `script` gives stash a terminal; its output is everything written to it.
+                let command = [try StashTool.executable.path, "fetch", url, "--dir", dir.path].joined(separator: " ")
+                let onTerminal = try await StashTool.runProcess(
+                    URL(fileURLWithPath: "/usr/bin/script"), ["-q", "-e", "-c", command, "/dev/null"])
+                #expect(onTerminal.status == 0)
+                #expect(
+                    onTerminal.text.contains("  [####################] 100 %  3.0 MB of 3.0 MB"), "\(onTerminal.text)")
+                // The bar is erased before the report.
+                #expect(onTerminal.text.contains("\r\u{1B}[K\(url): downloaded, 3.0 MB in "))
+
+                let piped = try await stash("fetch", url, "--policy", "reload", in: dir)
+                #expect(piped.status == 0)
+                #expect(piped.error == "")
+                #expect(
+                    piped.text.normalized(directory: dir).hasPrefix(
+                        "\(url.normalized()): downloaded, 3.0 MB in $TIME\n"))
+            }
+        }
+    }
 }

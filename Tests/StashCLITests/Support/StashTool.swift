@@ -48,6 +48,20 @@ enum StashTool {
     static func run(
         _ arguments: [String], input: Data = Data(), environment: [String: String] = [:], prefix: [String] = []
     ) async throws -> Result {
+        let path = try executable.path
+        if prefix.isEmpty {
+            return try await runProcess(
+                URL(fileURLWithPath: path), arguments, input: input, environment: environment)
+        }
+        return try await runProcess(
+            URL(fileURLWithPath: prefix[0]), Array(prefix.dropFirst()) + [path] + arguments, input: input,
+            environment: environment)
+    }
+
+    /// Runs any program to completion without blocking a thread of the cooperative pool.
+    static func runProcess(
+        _ program: URL, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:]
+    ) async throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stash-cli-io-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -59,14 +73,8 @@ enum StashTool {
         try Data().write(to: errorURL)
 
         let process = Process()
-        let path = try executable.path
-        if prefix.isEmpty {
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: prefix[0])
-            process.arguments = Array(prefix.dropFirst()) + [path] + arguments
-        }
+        process.executableURL = program
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardInput = try FileHandle(forReadingFrom: inputURL)
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
