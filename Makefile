@@ -5,7 +5,7 @@ deps:
 	@scripts/install-deps
 
 demo: deps
-	swift run stash-example
+	swift run stash demo
 
 test: deps
 	swift test

@@ -7,11 +7,12 @@ let package = Package(
     products: [
         .library(name: "Stash", targets: ["Stash"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
-        .executable(name: "stash-example", targets: ["StashExample"]),
+        .executable(name: "stash", targets: ["StashCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        // Only the HTTP test target uses FlyingFox: a real HTTP server on 127.0.0.1.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // A real HTTP server on 127.0.0.1: the origin of `stash demo`, and the tests' server.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
@@ -31,9 +32,13 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
-            name: "StashExample",
-            dependencies: ["Stash"],
-            path: "Examples/StashExample"
+            name: "StashCLI",
+            dependencies: [
+                "Stash", "StashHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
             name: "StashBenchmarks",
@@ -58,6 +63,11 @@ let package = Package(
             dependencies: [
                 "StashHTTP", "StashHTTPTestWorker", .product(name: "FlyingFox", package: "FlyingFox"),
             ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "StashCLITests",
+            dependencies: ["StashCLI", .product(name: "FlyingFox", package: "FlyingFox")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],
