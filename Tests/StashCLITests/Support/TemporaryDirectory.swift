@@ -18,7 +18,7 @@ extension String {
         text = text.replacingOccurrences(of: #"127\.0\.0\.1:\d+"#, with: "127.0.0.1:$PORT", options: .regularExpression)
         text = text.replacingOccurrences(of: #"\d+(\.\d+)? (ms|s)\b"#, with: "$TIME", options: .regularExpression)
         text = text.replacingOccurrences(
-            of: #"data/[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]+"#, with: "data/$FILE", options: .regularExpression)
+            of: #"data/[0-9a-f]+/[0-9a-f]+/[0-9a-f]+"#, with: "data/$FILE", options: .regularExpression)
         return text
     }
 }
