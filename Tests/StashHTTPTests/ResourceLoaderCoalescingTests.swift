@@ -5,7 +5,7 @@ import Testing
 @testable import StashHTTP
 
 /// Concurrent requests for one key share one transfer, which stops only when all are cancelled.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderCoalescingTests {
     /// Starts 50 tasks for one gated URL and returns once all of them wait for the one transfer.
     private func startFifty(_ fixture: Fixture, _ server: TestServer, path: String) async throws -> [ResourceTask] {

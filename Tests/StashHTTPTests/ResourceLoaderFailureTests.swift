@@ -12,7 +12,7 @@ import Testing
 
 /// Failed transfers: nothing is cached, an old entry stays, errors name the URL and cause,
 /// and transient failures are retried.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderFailureTests {
     private static let quickRetries = ResourceLoader.RetryPolicy(maximumRetries: 2, initialDelay: .zero)
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The `.http` cache policy: freshness from the response's headers, revalidation with
 /// validators, and `no-store` / `no-cache`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderHTTPPolicyTests {
     private func makeFixture(_ directory: URL, clock: TestClock) throws -> Fixture {
         try Fixture(directory: directory) { configuration in

@@ -6,7 +6,7 @@ import Testing
 
 /// The loader's memory tier of bodies: memory → disk → network, asserted on the server's
 /// request counts.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderMemoryTests {
     /// Where the loader answered a default request for `url` from.
     private func source(_ fixture: Fixture, _ url: URL) async throws -> ResourceResponse.Source {

@@ -5,7 +5,7 @@ import Testing
 @testable import StashHTTP
 
 /// The concurrency limit, priorities, suspend / resume and cancel-all.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderSchedulingTests {
     @Test func neverRunsMoreTransfersThanTheConcurrencyLimit() async throws {
         try await withTestServer { server in

@@ -5,7 +5,7 @@ import Testing
 @testable import StashHTTP
 
 /// Large bodies stream to a file and are never held whole in memory; progress is reported.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderStreamingTests {
     /// Downloads 64 MiB in a child process and samples its resident memory (VmRSS on every
     /// progress report, and the kernel's VmHWM peak) against its baseline before the transfer.

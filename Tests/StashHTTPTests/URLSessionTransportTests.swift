@@ -5,7 +5,7 @@ import Testing
 @testable import StashHTTP
 
 /// What URLSession (FoundationNetworking on Linux) does on its own, and how the loader copes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct URLSessionTransportTests {
     /// `"stash " × 20,000` (120,000 bytes), gzip-compressed to 217 bytes.
     private static let gzipBody = Data(

@@ -31,7 +31,7 @@ private final class CountingJSONCodec: ValueCodec, Sendable {
 
 /// Decoded values through `ValueLoader` and `ResourceLoader.value(for:codec:)`: memory holds
 /// values, disk holds the bytes as received, and the network is asked only on a miss.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ValueLoaderTests {
     /// Serves `photo` as JSON at `path` and returns the body.
     @discardableResult

@@ -235,7 +235,7 @@ import Testing
         #expect(monitor.poll() == .critical)  // and no handler of a dead cache runs
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func startPollsOnItsOwnQueueUntilStopped() async {
         let monitor = MemoryPressureMonitor(pollInterval: .milliseconds(10)) {
             MemoryPressureReading(usedBytes: 99, limitBytes: 100)
