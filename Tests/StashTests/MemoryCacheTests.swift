@@ -195,6 +195,25 @@ import Testing
         #expect(cache.statistics.expirations == 3)
     }
 
+    @Test func readsTheClockOnlyForEntriesThatCanExpire() {
+        let clock = ManualClock()
+        let (cache, log) = makeCache(clock: clock)
+        cache["a"] = 1
+        cache.setValue(2, forKey: "b", timeToLive: .seconds(1))
+        let reads = clock.reads
+
+        #expect(cache["a"] == 1)
+        #expect(cache.containsValue(forKey: "a"))
+        #expect(cache["missing"] == nil)
+        #expect(clock.reads == reads)
+        #expect(cache["b"] == 2)
+        #expect(clock.reads == reads + 1)
+        clock.advance(by: .seconds(1))
+        #expect(cache["b"] == nil)
+        #expect(log.take() == [.init(key: "b", value: 2, reason: .expired)])
+        #expect(cache.statistics == MemoryCacheStatistics(hits: 2, misses: 2, expirations: 1, insertions: 2))
+    }
+
     @Test func storesNothingForATimeToLiveThatIsNotPositive() {
         let (cache, _) = makeCache()
         cache["a"] = 1

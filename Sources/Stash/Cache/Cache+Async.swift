@@ -10,8 +10,12 @@ extension Cache {
     /// - Returns: The value, or `nil` on a miss.
     /// - Throws: As ``value(forKey:)``.
     /// - Complexity: As ``value(forKey:)``.
+    @inlinable
     public func value(forKey key: String) async throws -> Value? {
-        try await valueAndTier(forKey: key)?.value
+        try Self.validate(key: key)
+        let memoryKey = CacheKey(key)
+        if let value = memoryHit(memoryKey) { return value }
+        return try await readFromDiskOffloaded(key: key, memoryKey: memoryKey)
     }
 
     /// The value stored under `key` and the tier that served it, without blocking the caller's
@@ -21,12 +25,12 @@ extension Cache {
     /// - Returns: The value and its tier, or `nil` on a miss.
     /// - Throws: As ``valueAndTier(forKey:)``.
     /// - Complexity: As ``valueAndTier(forKey:)``.
+    @inlinable
     public func valueAndTier(forKey key: String) async throws -> (value: Value, tier: CacheTier)? {
-        try DiskCache.validate(key: key)
+        try Self.validate(key: key)
         let memoryKey = CacheKey(key)
         if let value = memoryHit(memoryKey) { return (value, .memory) }
-        let value = try await disk.offload { try self.readFromDisk(key: key, memoryKey: memoryKey) }
-        return value.map { ($0, .disk) }
+        return try await readFromDiskOffloaded(key: key, memoryKey: memoryKey).map { ($0, .disk) }
     }
 
     /// Whether a value is stored under `key` in either tier, without blocking the caller's
@@ -37,7 +41,7 @@ extension Cache {
     /// - Throws: As ``containsValue(forKey:)``.
     /// - Complexity: As ``containsValue(forKey:)``.
     public func containsValue(forKey key: String) async throws -> Bool {
-        try DiskCache.validate(key: key)
+        try Self.validate(key: key)
         if memory.containsValue(forKey: CacheKey(key)) { return true }
         return try await disk.containsData(forKey: key)
     }
@@ -78,5 +82,12 @@ extension Cache {
     /// - Complexity: As ``removeAll()``.
     public func removeAll() async throws {
         try await disk.offload { try self.removeAll() }
+    }
+
+    /// The miss path of an `async` read: ``readFromDisk(key:memoryKey:)`` on the disk tier's
+    /// I/O queue.
+    @usableFromInline
+    func readFromDiskOffloaded(key: String, memoryKey: CacheKey) async throws -> Value? {
+        try await disk.offload { try self.readFromDisk(key: key, memoryKey: memoryKey) }
     }
 }

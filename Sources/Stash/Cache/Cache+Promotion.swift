@@ -4,6 +4,7 @@ extension Cache {
     /// The miss path of a read: reads and decodes the value on disk and promotes it to memory.
     ///
     /// Blocks on file I/O.
+    @usableFromInline
     func readFromDisk(key: String, memoryKey: CacheKey) throws -> Value? {
         // Taken before the disk read, so that any store or removal of the key that could
         // interleave with this read is seen before the value is promoted.

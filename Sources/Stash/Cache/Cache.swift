@@ -60,7 +60,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// function decide.
     let cost: (@Sendable (Value) -> Int)?
     let onEvent: (@Sendable (CacheEvent) -> Void)?
-    let counters = LockedValue(CacheStatistics())
+    @usableFromInline let counters = LockedValue(CacheStatistics())
     let mutations = MutationTracker()
 
     /// Creates a cache over existing tiers.
@@ -145,8 +145,12 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   ``DiskCache/data(forKey:)`` plus decoding.
     /// - Important: Blocks on file I/O when memory misses. From Swift concurrency, use the
     ///   `async` variant.
+    @inlinable
     public func value(forKey key: String) throws -> Value? {
-        try valueAndTier(forKey: key)?.value
+        try Self.validate(key: key)
+        let memoryKey = CacheKey(key)
+        if let value = memoryHit(memoryKey) { return value }
+        return try readFromDisk(key: key, memoryKey: memoryKey)
     }
 
     /// The value stored under `key` and the tier that served it, or `nil` on a miss.
@@ -159,8 +163,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Throws: As ``value(forKey:)``.
     /// - Complexity: As ``value(forKey:)``.
     /// - Important: Blocks on file I/O when memory misses.
+    @inlinable
     public func valueAndTier(forKey key: String) throws -> (value: Value, tier: CacheTier)? {
-        try DiskCache.validate(key: key)
+        try Self.validate(key: key)
         let memoryKey = CacheKey(key)
         if let value = memoryHit(memoryKey) { return (value, .memory) }
         return try readFromDisk(key: key, memoryKey: memoryKey).map { ($0, .disk) }
@@ -178,8 +183,9 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   disk index cannot be read.
     /// - Complexity: O(1) on a memory hit, else O(log *N*) for *N* entries on disk.
     /// - Important: Blocks on database I/O when memory misses.
+    @inlinable
     public func containsValue(forKey key: String) throws -> Bool {
-        try DiskCache.validate(key: key)
+        try Self.validate(key: key)
         return try memory.containsValue(forKey: CacheKey(key)) || disk.containsData(forKey: key)
     }
 
@@ -194,9 +200,19 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// The value for `key` in memory, counted as a memory hit.
+    ///
+    /// Inlinable, with ``value(forKey:)``, so that a memory hit runs code specialized for the
+    /// client's `Value`; the disk path stays out of line.
+    @inlinable
     func memoryHit(_ key: CacheKey) -> Value? {
         guard let value = memory.value(forKey: key) else { return nil }
         counters.withLock { $0.memoryHits += 1 }
         return value
+    }
+
+    /// Throws ``StashError/Code/invalidKey`` for a key that neither tier accepts.
+    @usableFromInline
+    static func validate(key: String) throws {
+        try DiskCache.validate(key: key)
     }
 }

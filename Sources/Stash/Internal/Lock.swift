@@ -11,17 +11,27 @@
 ///
 /// Keep critical sections short: decide under the lock, act (I/O, callbacks, logging)
 /// outside it.
+///
+/// `withLock` is inlinable, like the storage it touches, so that a cache's hot path
+/// specializes in the client module instead of calling generic code through metadata. The
+/// value lives behind a pointer rather than in a stored property, because every access to a
+/// class's stored property is checked for exclusivity at run time, and the mutex already
+/// guarantees it.
 // @unchecked: every access to `value` goes through `withLock`, which holds the mutex.
+@usableFromInline
 final class LockedValue<Value>: @unchecked Sendable {
-    private var value: Value
+    // Only `withLock` may touch these; they are visible to inlined code, not to callers.
+    @usableFromInline let value: UnsafeMutablePointer<Value>
     #if canImport(os)
-        private let mutex: UnsafeMutablePointer<os_unfair_lock>
+        @usableFromInline let mutex: UnsafeMutablePointer<os_unfair_lock>
     #else
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #endif
 
+    @usableFromInline
     init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
         #if canImport(os)
             mutex = .allocate(capacity: 1)
             mutex.initialize(to: os_unfair_lock())
@@ -38,10 +48,12 @@ final class LockedValue<Value>: @unchecked Sendable {
         #endif
         mutex.deinitialize(count: 1)
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if canImport(os)
             os_unfair_lock_lock(mutex)
@@ -50,6 +62,6 @@ final class LockedValue<Value>: @unchecked Sendable {
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
         #endif
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }

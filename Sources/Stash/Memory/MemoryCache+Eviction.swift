@@ -3,6 +3,7 @@
 // a field on `Node`.
 extension MemoryCache.State {
     /// Updates the policy's bookkeeping after a hit or a replacement.
+    @inlinable
     mutating func recordAccess(_ slot: Int) {
         switch policy {
         case .leastRecentlyUsed: storage.moveToFront(slot)
@@ -10,6 +11,7 @@ extension MemoryCache.State {
     }
 
     /// Places a newly allocated entry in the policy's order.
+    @inlinable
     mutating func recordInsertion(_ slot: Int) {
         switch policy {
         case .leastRecentlyUsed: storage.linkAtFront(slot)
@@ -17,6 +19,7 @@ extension MemoryCache.State {
     }
 
     /// The entry to give up next, or `nil` when the cache is empty.
+    @inlinable
     func victim() -> Int? {
         switch policy {
         case .leastRecentlyUsed:

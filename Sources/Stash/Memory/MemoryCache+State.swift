@@ -1,32 +1,62 @@
 extension MemoryCache {
     /// An entry that the cache dropped on its own, waiting to be reported to
     /// ``MemoryCache/onEviction`` once the lock is released.
-    typealias Eviction = (key: Key, value: Value, reason: MemoryEvictionReason)
+    @usableFromInline
+    struct Eviction {
+        @usableFromInline let key: Key
+        @usableFromInline let value: Value
+        @usableFromInline let reason: MemoryEvictionReason
+
+        @inlinable
+        init(key: Key, value: Value, reason: MemoryEvictionReason) {
+            self.key = key
+            self.value = value
+            self.reason = reason
+        }
+    }
 
     /// Evictions decided under the lock.
     ///
     /// They are collected only when there is a callback to hand them to; otherwise the values
     /// are released on the spot.
+    @usableFromInline
     struct Evictions {
-        let isCollecting: Bool
-        var items: [Eviction] = []
+        @usableFromInline var isCollecting = false
+        @usableFromInline var items: [Eviction] = []
 
-        mutating func append(_ node: Node, reason: MemoryEvictionReason) {
-            if isCollecting { items.append((node.key, node.value, reason)) }
+        @inlinable
+        init() {}
+
+        @inlinable
+        mutating func append(_ entry: Entry, reason: MemoryEvictionReason) {
+            if isCollecting { items.append(Eviction(key: entry.key, value: entry.value, reason: reason)) }
         }
     }
 
+    /// What ``State/lookUp(_:at:evictions:)`` found.
+    @usableFromInline
+    enum Lookup {
+        /// A live entry, in this slot.
+        case found(Int)
+        /// No entry, or one that had expired and has now been removed.
+        case missing
+        /// An entry with an expiry, which cannot be judged without the time. Nothing has
+        /// changed: read the clock and look again.
+        case needsTime
+    }
+
     /// Everything ``MemoryCache`` guards with its one lock.
+    @usableFromInline
     struct State {
-        var storage = Storage()
-        let policy: MemoryEvictionPolicy
+        @usableFromInline var storage = Storage()
+        @usableFromInline let policy: MemoryEvictionPolicy
         let entryCostLimitRatio: Double
-        private(set) var costLimit: Int
-        var countLimit: Int
+        @usableFromInline private(set) var costLimit: Int
+        @usableFromInline var countLimit: Int
         /// The largest cost a single entry may have: `costLimit × entryCostLimitRatio`, rounded down.
-        private(set) var entryCostLimit = 0
-        var statistics = MemoryCacheStatistics()
-        var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
+        @usableFromInline private(set) var entryCostLimit = 0
+        @usableFromInline var statistics = MemoryCacheStatistics()
+        @usableFromInline var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
         var pressureSubscription: (monitor: MemoryPressureMonitor, id: MemoryPressureMonitor.HandlerID)?
 
         init(costLimit: Int, countLimit: Int, entryCostLimitRatio: Double, policy: MemoryEvictionPolicy) {
@@ -45,17 +75,23 @@ extension MemoryCache {
         }
 
         /// Looks a key up, removing the entry if it has expired.
-        mutating func lookUp(
-            _ key: Key, at now: ContinuousClock.Instant, evictions: inout Evictions
-        ) -> Int? {
-            guard let slot = storage.slot(forKey: key) else { return nil }
-            guard !storage[slot].isExpired(at: now) else {
+        ///
+        /// `now` is the time since the cache's epoch, as ``MemoryCache/clock`` reads it, or `nil`
+        /// if the caller has not read the clock; then finding an entry that has an expiry
+        /// returns ``Lookup/needsTime``.
+        @inlinable
+        mutating func lookUp(_ key: Key, at now: Duration?, evictions: inout Evictions) -> Lookup {
+            guard let slot = storage.slot(forKey: key) else { return .missing }
+            guard let expiry = storage.nodes[slot].expiry else { return .found(slot) }
+            guard let now else { return .needsTime }
+            guard now < expiry else {
                 expire(slot, evictions: &evictions)
-                return nil
+                return .missing
             }
-            return slot
+            return .found(slot)
         }
 
+        @inlinable
         mutating func expire(_ slot: Int, evictions: inout Evictions) {
             evictions.append(storage.remove(at: slot), reason: .expired)
             statistics.expirations += 1
@@ -64,21 +100,23 @@ extension MemoryCache {
         /// Stores a value, or removes the key's current value when the new one may not be kept.
         ///
         /// Returns the value it displaced, to be released outside the lock.
+        @inlinable
         mutating func store(
-            _ value: Value, forKey key: Key, cost: Int, expiry: ContinuousClock.Instant?, isAcceptable: Bool,
+            _ value: Value, forKey key: Key, cost: Int, expiry: Duration?, isAcceptable: Bool,
             evictions: inout Evictions
         ) -> Value? {
-            let existing = storage.slot(forKey: key)
             guard isAcceptable, cost <= entryCostLimit, countLimit > 0 else {
-                return existing.map { storage.remove(at: $0).value }
+                return storage.slot(forKey: key).map { storage.remove(at: $0).value }
             }
+            let (slot, isClaimed) = storage.slot(claimingFor: key)
             let displaced: Value?
-            if let slot = existing {
+            if isClaimed {
+                displaced = nil
+                storage.fill(slot, key: key, value: value, cost: cost, expiry: expiry)
+                recordInsertion(slot)
+            } else {
                 displaced = storage.replace(at: slot, value: value, cost: cost, expiry: expiry)
                 recordAccess(slot)
-            } else {
-                displaced = nil
-                recordInsertion(storage.allocate(key: key, value: value, cost: cost, expiry: expiry))
             }
             statistics.insertions += 1
             evict(toCost: costLimit, count: countLimit, reason: .limit, evictions: &evictions)
@@ -86,6 +124,7 @@ extension MemoryCache {
         }
 
         /// Removes entries in eviction order until the totals are at most `cost` and `count`.
+        @inlinable
         mutating func evict(
             toCost cost: Int, count: Int, reason: MemoryEvictionReason, evictions: inout Evictions
         ) {
@@ -95,9 +134,9 @@ extension MemoryCache {
             }
         }
 
-        mutating func removeExpired(at now: ContinuousClock.Instant, evictions: inout Evictions) {
+        mutating func removeExpired(at now: Duration, evictions: inout Evictions) {
             // Collect first: removing while following the links would lose the next link.
-            let expired = storage.slotsFromBack().filter { storage[$0].isExpired(at: now) }
+            let expired = storage.slotsFromBack().filter { storage.nodes[$0].isExpired(at: now) }
             for slot in expired { expire(slot, evictions: &evictions) }
         }
     }

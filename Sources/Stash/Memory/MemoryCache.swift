@@ -10,7 +10,7 @@ import Foundation
 /// ```
 ///
 /// Every operation is synchronous and O(1) except the bulk ones, which say so. Entries live in
-/// a contiguous array linked by index and freed slots are reused, so storing an entry
+/// contiguous arrays linked by index and freed slots are reused, so storing an entry
 /// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
 /// that has reached its steady size, allocate nothing.
 ///
@@ -29,9 +29,16 @@ import Foundation
 ///
 /// Values must be `Sendable` because a value stored on one thread is handed out on others.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let state: LockedValue<State>
-    private let clock: @Sendable () -> ContinuousClock.Instant
-    private let costFunction: (@Sendable (Value) -> Int)?
+    // Internal rather than private so that the inlinable operations below can reach them: a
+    // client specializes those for its own Key and Value instead of calling generic code.
+    @usableFromInline let state: LockedValue<State>
+    /// The injected clock, read as the time elapsed since an instant it gave at creation.
+    ///
+    /// Entries keep their expiry as such a `Duration`, which has a fixed layout, rather than as
+    /// a `ContinuousClock.Instant`, whose layout is resilient: storing one would make every copy,
+    /// move and nil check of an entry a value-witness call, even in specialized code.
+    @usableFromInline let clock: @Sendable () -> Duration
+    @usableFromInline let costFunction: (@Sendable (Value) -> Int)?
 
     /// The time-to-live given to values stored without one, or `nil` if they never expire.
     public let defaultTimeToLive: Duration?
@@ -83,7 +90,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             State(
                 costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio,
                 policy: .leastRecentlyUsed))
-        self.clock = clock
+        let epoch = clock()
+        self.clock = { epoch.duration(to: clock()) }
         self.costFunction = cost
         self.defaultTimeToLive = defaultTimeToLive
         self.entryCostLimitRatio = entryCostLimitRatio
@@ -106,16 +114,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` if there is none or it has expired.
     /// - Complexity: O(1).
+    @inlinable
     public func value(forKey key: Key) -> Value? {
-        let now = clock()
-        return mutate { state, evictions in
-            guard let slot = state.lookUp(key, at: now, evictions: &evictions) else {
+        withLiveSlot(forKey: key) { state, slot in
+            guard let slot else {
                 state.statistics.misses += 1
                 return nil
             }
             state.statistics.hits += 1
             state.recordAccess(slot)
-            return state.storage[slot].value
+            return state.storage.value(at: slot)
         }
     }
 
@@ -127,9 +135,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Parameter key: The key to look up.
     /// - Returns: `true` if ``value(forKey:)`` would return a value now.
     /// - Complexity: O(1).
+    @inlinable
     public func containsValue(forKey key: Key) -> Bool {
-        let now = clock()
-        return mutate { state, evictions in state.lookUp(key, at: now, evictions: &evictions) != nil }
+        withLiveSlot(forKey: key) { _, slot in slot != nil }
     }
 
     // MARK: - Writing
@@ -148,6 +156,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///     given at creation, or 1 without one. Must not be negative.
     ///   - timeToLive: How long the value is served. Defaults to ``defaultTimeToLive``.
     /// - Complexity: O(1) amortized, plus O(k) for k evicted entries.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) {
         let cost = cost ?? costFunction?(value) ?? 1
         precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
@@ -168,12 +177,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Parameter key: The key to remove.
     /// - Returns: The value that was stored, or `nil` if there was none or it had expired.
     /// - Complexity: O(1).
-    @discardableResult
+    @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        let now = clock()
-        return mutate { state, evictions in
-            guard let slot = state.lookUp(key, at: now, evictions: &evictions) else { return nil }
-            return state.storage.remove(at: slot).value
+        withLiveSlot(forKey: key) { state, slot in
+            slot.map { state.storage.remove(at: $0).value }
         }
     }
 
@@ -182,6 +189,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// assigning `nil` is ``removeValue(forKey:)``.
     ///
     /// - Complexity: O(1) amortized, plus O(k) for k evicted entries.
+    @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
         set {
@@ -300,17 +308,49 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Runs `body` under the lock, then reports the evictions it decided on once the lock is
     /// released.
-    @discardableResult
+    ///
+    /// The evictions and the callback leave the lock through captured locals, not in a tuple
+    /// with `body`'s result: a tuple of generic types needs its metadata built at run time
+    /// wherever the code is not specialized. The callback is copied only when there is
+    /// something to report, so a hit does not retain it.
+    @inlinable @discardableResult
     func mutate<Result>(_ body: (inout State, inout Evictions) -> Result) -> Result {
-        let (result, evictions, callback) = state.withLock { state in
-            var evictions = Evictions(isCollecting: state.onEviction != nil)
+        var evictions = Evictions()
+        var callback: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
+        let result = state.withLock { state in
+            evictions.isCollecting = state.onEviction != nil
             let result = body(&state, &evictions)
-            return (result, evictions.items, state.onEviction)
+            if !evictions.items.isEmpty { callback = state.onEviction }
+            return result
         }
         if let callback {
-            for eviction in evictions { callback(eviction.key, eviction.value, eviction.reason) }
+            for eviction in evictions.items { callback(eviction.key, eviction.value, eviction.reason) }
         }
         return result
+    }
+
+    /// Runs `body` under the lock with the slot of the live entry for `key`, or `nil` if there is
+    /// none, after removing the entry if it has expired.
+    ///
+    /// Reading the clock costs more than the rest of a hit, so it is read only when it can
+    /// matter: up front when values get a default time-to-live, and otherwise only once the
+    /// lookup has found an entry that has an expiry; the lookup then runs again with the time.
+    /// The clock is never called under the lock.
+    @inlinable
+    func withLiveSlot<Result>(forKey key: Key, _ body: (inout State, Int?) -> Result) -> Result {
+        var now = defaultTimeToLive == nil ? nil : clock()
+        while true {
+            var result: Result?
+            mutate { state, evictions in
+                switch state.lookUp(key, at: now, evictions: &evictions) {
+                case .found(let slot): result = body(&state, slot)
+                case .missing: result = body(&state, nil)
+                case .needsTime: result = nil
+                }
+            }
+            if let result { return result }
+            now = clock()  // Only reached with `now == nil`, so the second lookup is the last.
+        }
     }
 
     /// Empties the cache in O(1) under the lock; the entries are reported and released after.
@@ -323,8 +363,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
         guard let callback else { return }
         for slot in removed.slotsFromBack() {
-            let node = removed[slot]
-            callback(node.key, node.value, reason)
+            callback(removed.key(at: slot), removed.value(at: slot), reason)
         }
     }
 
@@ -332,7 +371,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The keys from the next victim to the most recently used entry.
     var keysInEvictionOrder: [Key] {
-        state.withLock { state in state.storage.slotsFromBack().map { state.storage[$0].key } }
+        state.withLock { state in state.storage.slotsFromBack().map { state.storage.key(at: $0) } }
     }
 
     /// The first broken invariant of the storage, or `nil` if it is consistent.
