@@ -52,7 +52,7 @@ public final class ResourceLoader: Sendable {
     let logger: Logger
     let scheduler: TransferScheduler
     let coordinator: TransferCoordinator
-    let counters: Locked<Statistics>
+    let counters: LockedValue<Statistics>
     let downloadsDirectory: String
     let versions = KeyVersions()
     let valueTiers = ValueTiers()
@@ -83,7 +83,7 @@ public final class ResourceLoader: Sendable {
         let memoryLimit = configuration.memoryCostLimit.bytes
         self.memory = MemoryCache(
             costLimit: memoryLimit, countLimit: memoryLimit == 0 ? 0 : .max, cost: { $0.data.count })
-        let counters = Locked(Statistics())
+        let counters = LockedValue(Statistics())
         self.counters = counters
         let scheduler = TransferScheduler(limit: configuration.maximumConcurrentTransfers)
         self.scheduler = scheduler

@@ -1,4 +1,5 @@
 import Foundation
+import Stash
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -54,7 +55,7 @@ public final class URLSessionTransport: HTTPTransport {
     ) async throws -> HTTPURLResponse {
         var request = request
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        let cancellation = Locked(Cancellation())
+        let cancellation = LockedValue(Cancellation())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<HTTPURLResponse, any Error>) in
@@ -99,7 +100,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var hasDeliveredResponse = false
     }
 
-    private let handlers = Locked([Int: Handler]())
+    private let handlers = LockedValue([Int: Handler]())
 
     func register(_ id: Int, _ handler: Handler) {
         handlers.withLock { $0[id] = handler }

@@ -266,9 +266,9 @@ struct ResourceLoaderMemoryTests {
 
 /// Runs an action once, from the loader's `willKeepInMemory` hook, to force an interleaving.
 private final class InterleavingHook: Sendable {
-    private let action = Locked<(@Sendable () async throws -> Void)?>(nil)
-    private let fired = Locked(false)
-    private let error = Locked<(any Error)?>(nil)
+    private let action = LockedValue<(@Sendable () async throws -> Void)?>(nil)
+    private let fired = LockedValue(false)
+    private let error = LockedValue<(any Error)?>(nil)
 
     func arm(_ body: @escaping @Sendable () async throws -> Void) { action.withLock { $0 = body } }
 

@@ -17,7 +17,7 @@ private struct Photo: Codable, Hashable, Sendable {
 /// A JSON codec that counts how often it decoded, to show that values are decoded once.
 private final class CountingJSONCodec: ValueCodec, Sendable {
     private let json = JSONCodec<Photo>()
-    private let decodes = Locked(0)
+    private let decodes = LockedValue(0)
 
     var decodeCount: Int { decodes.withLock { $0 } }
 

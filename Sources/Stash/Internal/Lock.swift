@@ -19,7 +19,7 @@
 /// guarantees it.
 // @unchecked: every access to `value` goes through `withLock`, which holds the mutex.
 @usableFromInline
-final class LockedValue<Value>: @unchecked Sendable {
+package final class LockedValue<Value>: @unchecked Sendable {
     // Only `withLock` may touch these; they are visible to inlined code, not to callers.
     @usableFromInline let value: UnsafeMutablePointer<Value>
     #if canImport(os)
@@ -29,7 +29,7 @@ final class LockedValue<Value>: @unchecked Sendable {
     #endif
 
     @usableFromInline
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = .allocate(capacity: 1)
         self.value.initialize(to: value)
         #if canImport(os)
@@ -54,7 +54,7 @@ final class LockedValue<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inlinable @inline(__always)
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if canImport(os)
             os_unfair_lock_lock(mutex)
             defer { os_unfair_lock_unlock(mutex) }

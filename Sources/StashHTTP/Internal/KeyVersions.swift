@@ -21,7 +21,7 @@ final class KeyVersions: Sendable {
         var holders = 0
     }
 
-    private let state = Locked([CacheKey: KeyState]())
+    private let state = LockedValue([CacheKey: KeyState]())
 
     /// Starts working on `key`; call ``release(_:)`` when done.
     ///

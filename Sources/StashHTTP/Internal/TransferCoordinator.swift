@@ -4,11 +4,11 @@ import Stash
 /// One network load for a cache key, shared by every request that waits for it.
 final class Transfer: Sendable {
     let key: String
-    private let currentPriority: Locked<ResourceLoader.Priority>
+    private let currentPriority: LockedValue<ResourceLoader.Priority>
 
     init(key: String, priority: ResourceLoader.Priority) {
         self.key = key
-        self.currentPriority = Locked(priority)
+        self.currentPriority = LockedValue(priority)
     }
 
     /// The highest priority among the waiting requests.
@@ -21,11 +21,11 @@ final class Transfer: Sendable {
 /// One request waiting for a load: its priority (which the caller may change) and where its
 /// progress goes.
 final class Waiter: Sendable {
-    private let currentPriority: Locked<ResourceLoader.Priority>
+    private let currentPriority: LockedValue<ResourceLoader.Priority>
     let progress: AsyncStream<TransferProgress>.Continuation?
 
     init(priority: ResourceLoader.Priority, progress: AsyncStream<TransferProgress>.Continuation? = nil) {
-        self.currentPriority = Locked(priority)
+        self.currentPriority = LockedValue(priority)
         self.progress = progress
     }
 
@@ -69,7 +69,7 @@ final class TransferCoordinator: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let transfers = Locked([String: Shared]())
+    private let transfers = LockedValue([String: Shared]())
     private let scheduler: TransferScheduler
     private let onCoalesced: @Sendable (String) -> Void
 

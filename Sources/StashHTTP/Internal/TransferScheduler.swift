@@ -1,3 +1,5 @@
+import Stash
+
 /// Admits transfers under a concurrency limit, in priority order, and holds them while
 /// suspended.
 ///
@@ -19,10 +21,10 @@ final class TransferScheduler: Sendable {
         var nextSequence: UInt64 = 0
     }
 
-    private let state: Locked<State>
+    private let state: LockedValue<State>
 
     init(limit: Int) {
-        state = Locked(State(limit: limit))
+        state = LockedValue(State(limit: limit))
     }
 
     /// Whether new transfers are held.

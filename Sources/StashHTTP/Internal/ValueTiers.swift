@@ -25,7 +25,7 @@ final class ValueTiers: Sendable {
         var defaults: [ObjectIdentifier: any Sendable] = [:]
     }
 
-    private let state = Locked(State())
+    private let state = LockedValue(State())
 
     /// Starts telling `tier` about replaced entries.
     func register(_ tier: any DecodedValueTier) {

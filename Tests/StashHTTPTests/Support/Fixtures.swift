@@ -15,7 +15,7 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
 
 /// A clock that tests move by hand.
 final class TestClock: Sendable {
-    private let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+    private let now = LockedValue(Date(timeIntervalSince1970: 1_800_000_000))
     var date: Date { now.withLock { $0 } }
     func advance(by seconds: Double) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
     var function: @Sendable () -> Date { { self.date } }

@@ -1,3 +1,5 @@
+import Stash
+
 @testable import StashHTTP
 
 /// A value that tests can wait on: `wait(until:)` resumes as soon as an update makes the
@@ -15,10 +17,10 @@ final class Observed<Value: Sendable>: Sendable {
         var nextID = 0
     }
 
-    private let state: Locked<State>
+    private let state: LockedValue<State>
 
     init(_ value: Value) {
-        state = Locked(State(value: value))
+        state = LockedValue(State(value: value))
     }
 
     var value: Value { state.withLock { $0.value } }

@@ -1,6 +1,7 @@
 import FlyingFox
 import FlyingSocks
 import Foundation
+import Stash
 
 @testable import StashHTTP
 
@@ -52,7 +53,7 @@ final class TestServer: Sendable {
 
     let port: UInt16
     let stats = Observed(Stats())
-    private let resources = Locked([String: Resource]())
+    private let resources = LockedValue([String: Resource]())
     private let http: HTTPServer
     private let runTask: Task<Void, any Error>
 
@@ -101,7 +102,7 @@ final class TestServer: Sendable {
     // MARK: - Serving
 
     private final class Router: HTTPHandler {
-        let server = Locked<TestServer?>(nil)
+        let server = LockedValue<TestServer?>(nil)
 
         func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
             guard let server = server.withLock({ $0 }) else { return HTTPResponse(statusCode: .serviceUnavailable) }
@@ -195,7 +196,7 @@ final class TestServer: Sendable {
 /// Marks the end of one response body; a body dropped before its end (the client went away)
 /// counts as aborted.
 private final class BodyEnding: Sendable {
-    private let isEnded = Locked(false)
+    private let isEnded = LockedValue(false)
     private let server: TestServer
 
     init(server: TestServer) { self.server = server }
