@@ -8,7 +8,7 @@ demo: deps
 	swift run stash demo
 
 test: deps
-	swift test
+	swift test --no-parallel
 
 lint:
 	swift format lint --strict --recursive Sources Tests
