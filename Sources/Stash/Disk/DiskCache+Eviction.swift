@@ -77,7 +77,8 @@ extension DiskCache {
         }
         guard let totals, limits.areExceeded(by: totals) else { return [] }
         var evictionIndex = try SQLiteEvictionIndex(
-            db: db, cache: self, protecting: protected, reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
+            db: db, cache: self, protecting: protected,
+            reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
         try evictExpired(from: &evictionIndex, now: now, all: false)
         try configuration.evictionPolicy.evict(
             from: &evictionIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,

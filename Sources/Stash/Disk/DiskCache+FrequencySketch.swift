@@ -90,7 +90,9 @@ extension DiskCache {
             slot.sketch = sketch
             slot.generation = generation
             slot.unsavedRequests = 0
-            let header = Self.encodeWords([UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions)])
+            let header = Self.encodeWords([
+                UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions),
+            ])
             return (header, chunks)
         }
         guard let changes else { return }
@@ -114,7 +116,9 @@ extension DiskCache {
     private static func decodeWords(_ data: Data?) -> [UInt64] {
         guard let data, data.count % 8 == 0 else { return [] }
         return data.withUnsafeBytes { raw in
-            (0..<data.count / 8).map { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
+            (0..<data.count / 8).map {
+                UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self))
+            }
         }
     }
 }

@@ -80,7 +80,8 @@ import Testing
             #expect(try estimate(of: "absent", in: cache) == 0)
             try cache.store(pattern(100, seed: 11), forKey: "k0")
             cache.close()
-            let db = try SQLiteConnection(path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
+            let db = try SQLiteConnection(
+                path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
             try db.execute("DELETE FROM sketch")
             db.close()
             let reopened = try DiskCache(directory: dir, configuration: .init(evictionPolicy: .tinyLFU))

@@ -80,9 +80,10 @@ struct ReferenceSIEVE: ReferencePolicy {
     var count: Int { nodes.count }
 }
 
-/// S3-FIFO (Yang et al., SOSP 2023): a small FIFO (10 % of the capacity), a main FIFO with a
-/// 2-bit CLOCK, and a ghost FIFO of keys evicted from the small queue, holding as many keys as
-/// the main queue (at least 64). A key read in the small queue moves to the main queue when it
+/// S3-FIFO (Yang et al., SOSP 2023), from the paper's pseudo-code.
+///
+/// A small FIFO (10 % of the capacity), a main FIFO with a 2-bit CLOCK, and a ghost FIFO of
+/// keys evicted from the small queue, holding as many keys as the main queue (at least 64). A key read in the small queue moves to the main queue when it
 /// reaches the small queue's head; a key found in the ghost queue is inserted into the main
 /// queue. The ghost queue is consulted when the request arrives (as libCacheSim does).
 struct ReferenceS3FIFO: ReferencePolicy {
@@ -146,8 +147,10 @@ struct ReferenceS3FIFO: ReferencePolicy {
     var count: Int { frequency.count }
 }
 
-/// Stash's TinyLFU as documented: a FIFO window of max(1 %, min(32 entries, 10 %)) of the
-/// capacity and a main FIFO with a 2-bit CLOCK. When the cache overflows and the window holds
+/// Stash's TinyLFU as documented.
+///
+/// A FIFO window of max(1 %, min(32 entries, 10 %)) of the capacity and a main FIFO with a
+/// 2-bit CLOCK. When the cache overflows and the window holds
 /// more than its share (or the main queue is empty), the window's oldest key either moves into
 /// free room in the main queue or competes with the main queue's CLOCK victims: it is admitted
 /// only if its estimated frequency exceeds theirs, otherwise evicted. Frequencies come from a
