@@ -75,31 +75,26 @@ extension DiskCache {
     /// transaction: always when `force` is set, otherwise once enough requests accumulated.
     func saveSketch(in db: SQLiteConnection, force: Bool) throws {
         let batch = configuration.accessFlushBatch
-        let changes: (header: Data, chunks: [(Int, Data)])? = sketchSlot.withLock { slot in
-            guard var sketch = slot.sketch, force || slot.unsavedRequests >= max(batch, sketch.words.count / 16),
-                !sketch.changedChunks.isEmpty || slot.unsavedRequests > 0
+        // Decide and take a snapshot under the lock (the words are shared, not copied); encode
+        // and write outside it.
+        let snapshot: (sketch: FrequencySketch, generation: Int64)? = sketchSlot.withLock { slot in
+            guard let sketch = slot.sketch, slot.hasUnsavedChanges,
+                force || slot.unsavedRequests >= max(batch, sketch.words.count / 16)
             else { return nil }
-            let generation = Int64.random(in: 1...Int64.max)
-            let words = sketch.words
-            let chunks = sketch.changedChunks.sorted().map { chunk in
-                let start = chunk * FrequencySketch.wordsPerChunk
-                return (chunk, Self.encodeWords(words[start..<min(words.count, start + FrequencySketch.wordsPerChunk)]))
-            }
-            sketch.markSaved()
-            slot.sketch = nil  // moved out and back, so that the table is not copied
-            slot.sketch = sketch
-            slot.generation = generation
+            slot.sketch!.markSaved()
+            slot.generation = Int64.random(in: 1...Int64.max)
             slot.unsavedRequests = 0
-            let header = Self.encodeWords([
-                UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions),
-            ])
-            return (header, chunks)
+            return (sketch, slot.generation)
         }
-        guard let changes else { return }
-        for (chunk, data) in changes.chunks {
+        guard let (sketch, generation) = snapshot else { return }
+        let words = sketch.words
+        for chunk in sketch.changedChunks.sorted() {
+            let start = chunk * FrequencySketch.wordsPerChunk
+            let data = Self.encodeWords(words[start..<min(words.count, start + FrequencySketch.wordsPerChunk)])
             try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (?1, ?2)", [.int(chunk), .blob(data)])
         }
-        try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (-1, ?1)", [.blob(changes.header)])
+        let header = Self.encodeWords([UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions)])
+        try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (-1, ?1)", [.blob(header)])
     }
 
     /// Forgets the copy, so that the next transaction reloads or rebuilds it.
