@@ -10,15 +10,54 @@ struct TraceReplay {
         var size: Int
     }
 
+    /// Reads `time,key,size` lines (a header line, or any line whose size is not a number, is
+    /// skipped), at most `limit` requests.
+    ///
+    /// Parses bytes directly: splitting a 19 MB string into substrings took ~3 s for 1M lines,
+    /// this takes a fraction of a second. Each distinct key becomes one shared `String`.
     static func load(_ path: String, limit: Int?) throws -> [Request] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         var requests: [Request] = []
         requests.reserveCapacity(limit ?? 1_000_000)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if let limit, requests.count >= limit { break }
-            let fields = line.split(separator: ",")
-            guard fields.count >= 3, let size = Int(fields[2]) else { continue }  // skips the header
-            requests.append(Request(key: String(fields[1]), size: size))
+        var keys: [[UInt8]: String] = [:]
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var lineStart = 0
+            while lineStart < bytes.count {
+                if let limit, requests.count >= limit { break }
+                var lineEnd = lineStart
+                while lineEnd < bytes.count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
+                defer { lineStart = lineEnd + 1 }
+                // Fields: time, key, size (anything after the size is ignored).
+                var commas: [Int] = []
+                for position in lineStart..<lineEnd where bytes[position] == UInt8(ascii: ",") {
+                    commas.append(position)
+                    if commas.count == 3 { break }
+                }
+                guard commas.count >= 2 else { continue }
+                var sizeEnd = commas.count == 3 ? commas[2] : lineEnd
+                if sizeEnd > commas[1] + 1 && bytes[sizeEnd - 1] == UInt8(ascii: "\r") { sizeEnd -= 1 }
+                var size = 0
+                var isNumber = sizeEnd > commas[1] + 1
+                for position in (commas[1] + 1)..<sizeEnd {
+                    let digit = Int(bytes[position]) - 48
+                    guard digit >= 0 && digit <= 9 else {
+                        isNumber = false
+                        break
+                    }
+                    size = size * 10 + digit
+                }
+                guard isNumber else { continue }  // the header
+                let keyBytes = Array(bytes[(commas[0] + 1)..<commas[1]])
+                let key: String
+                if let known = keys[keyBytes] {
+                    key = known
+                } else {
+                    key = String(decoding: keyBytes, as: UTF8.self)
+                    keys[keyBytes] = key
+                }
+                requests.append(Request(key: key, size: size))
+            }
         }
         return requests
     }
@@ -40,21 +79,24 @@ struct TraceReplay {
         var seconds: Double
         var hits: [Bool]
 
-        var jsonLine: String {
+        /// One JSON line: the trace, the cache size (as given, and in bytes), the settings and
+        /// the outcome.
+        func jsonLine(trace: String, cacheLabel: String, lowWaterMark: Double) -> String {
             """
-            {"impl": "stash", "mode": "\(mode)", "policy": "\(policy)", "cache_bytes": \(cacheBytes), \
+            {"impl": "stash", "trace": "\(trace)", "mode": "\(mode)", "policy": "\(policy)", \
+            "cache_size": "\(cacheLabel)", "cache_bytes": \(cacheBytes), "low_water_mark": \(lowWaterMark), \
             "requests": \(requests), "object_miss_ratio": \(String(format: "%.5f", objectMissRatio)), \
             "byte_miss_ratio": \(String(format: "%.5f", byteMissRatio)), "seconds": \(String(format: "%.3f", seconds))}
             """
         }
     }
 
-    static func simulate(_ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, keepHits: Bool) throws
-        -> Outcome
-    {
+    static func simulate(
+        _ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, lowWaterMark: Double, keepHits: Bool
+    ) throws -> Outcome {
         let start = now()
         var simulator = EvictionSimulator(
-            policy: policy, limits: EvictionLimits(sizeLimit: cacheBytes, countLimit: nil, lowWaterMark: 0.9))
+            policy: policy, limits: EvictionLimits(sizeLimit: cacheBytes, countLimit: nil, lowWaterMark: lowWaterMark))
         var hits: [Bool] = []
         if keepHits { hits.reserveCapacity(requests.count) }
         for request in requests {
@@ -67,12 +109,15 @@ struct TraceReplay {
             seconds: Double(now() - start) / 1e9, hits: hits)
     }
 
-    static func endToEnd(_ requests: [Request], policy: EvictionPolicy, cacheBytes: Int) throws -> Outcome {
+    static func endToEnd(_ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, lowWaterMark: Double) throws
+        -> Outcome
+    {
         try withScratchDirectory { dir in
             let cache = try DiskCache(
                 directory: dir,
                 configuration: .init(
-                    sizeLimit: .bytes(cacheBytes), evictionPolicy: policy, reclaimsOrphansOnOpen: false))
+                    sizeLimit: .bytes(cacheBytes), lowWaterMark: lowWaterMark, evictionPolicy: policy,
+                    reclaimsOrphansOnOpen: false))
             let start = now()
             var hits: [Bool] = []
             hits.reserveCapacity(requests.count)

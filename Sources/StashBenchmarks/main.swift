@@ -2,8 +2,9 @@
 //
 //   swift run -c release StashBenchmarks [--quick] [--runs N] [--json] [--dir PARENT] [--only set,get-hit,…]
 //                                        [--no-disk] [--no-memory] [--no-concurrency]
-//   swift run -c release StashBenchmarks replay TRACE.csv --cache-size 5% [--policy all|lru|fifo|sieve|s3-fifo]
-//                                        [--mode simulate|disk|both] [--limit N] [--json]
+//   swift run -c release StashBenchmarks replay TRACE.csv [--cache-size 1%,5%,10%] [--policy all|tinylfu,lru,…]
+//                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both] [--limit N]
+//                                        [--json]
 //
 // Benchmarks/run-comparison.sh puts the disk numbers beside python-diskcache and the
 // file-system floor; Benchmarks/README.md describes the workloads and the JSON lines.
@@ -63,54 +64,7 @@ do {
 
     case "replay":
         guard arguments.count >= 2 else { fail("usage: replay TRACE.csv --cache-size 5% …") }
-        let requests = try TraceReplay.load(arguments[1], limit: option("--limit").flatMap(Int.init))
-        let workingSet = TraceReplay.workingSet(requests)
-        let sizeText = option("--cache-size") ?? "5%"
-        let cacheBytes: Int
-        if sizeText.hasSuffix("%"), let percent = Double(sizeText.dropLast()) {
-            cacheBytes = Int(Double(workingSet) * percent / 100)
-        } else {
-            cacheBytes = try ByteCount(parsing: sizeText).bytes
-        }
-        let policyName = option("--policy") ?? "all"
-        let policies = policyName == "all" ? EvictionPolicy.all : [EvictionPolicy(name: policyName)].compactMap { $0 }
-        guard !policies.isEmpty else { fail("unknown policy \(policyName)") }
-        let mode = option("--mode") ?? "simulate"
-        if !json {
-            print(
-                "trace \(arguments[1]): \(requests.count) requests, working set \(ByteCount(workingSet)), "
-                    + "cache \(ByteCount(cacheBytes)) (\(sizeText))")
-            print("| policy | mode | object miss ratio | byte miss ratio | seconds |")
-            print("|---|---|---:|---:|---:|")
-        }
-        for policy in policies {
-            var outcomes: [TraceReplay.Outcome] = []
-            if mode == "simulate" || mode == "both" {
-                outcomes.append(
-                    try TraceReplay.simulate(requests, policy: policy, cacheBytes: cacheBytes, keepHits: mode == "both")
-                )
-            }
-            if mode == "disk" || mode == "both" {
-                outcomes.append(try TraceReplay.endToEnd(requests, policy: policy, cacheBytes: cacheBytes))
-            }
-            for outcome in outcomes {
-                if json {
-                    print(outcome.jsonLine)
-                } else {
-                    print(
-                        "| \(policy) | \(outcome.mode) | \(String(format: "%.4f", outcome.objectMissRatio)) | "
-                            + "\(String(format: "%.4f", outcome.byteMissRatio)) | \(String(format: "%.2f", outcome.seconds)) |"
-                    )
-                }
-            }
-            if outcomes.count == 2 {
-                let disagreements = zip(outcomes[0].hits, outcomes[1].hits).filter { $0 != $1 }.count
-                let line =
-                    "\(policy): simulated and end-to-end replays disagree on \(disagreements) of \(requests.count) requests"
-                if json { log(line) } else { print(line) }
-                if disagreements > 0 { exit(1) }
-            }
-        }
+        try ReplayCommand(trace: arguments[1]).run()
 
     default:
         let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }

@@ -62,13 +62,16 @@ extension DiskCache {
     private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
         let policy = configuration.evictionPolicy
-        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db)
+        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self)
         for (key, access) in accesses {
             let found = try db.first("SELECT id, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(key)]) {
                 (id: $0.int64(0), state: PolicyState(queue: $0.int(1), rank: $0.int64(2), frequency: $0.int(3)))
             }
             guard let found else { continue }
-            let state = try policy.stateAfterHits(found.state, hits: access.hits, in: &policyIndex) ?? found.state
+            let state =
+                try policy.stateAfterHits(
+                    found.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? found.state
+            if policy.usesFrequencySketch { noteSketchRequests(access.hits) }
             try db.run(
                 "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
                 [
@@ -76,5 +79,6 @@ extension DiskCache {
                     .int(state.frequency), .integer(found.id),
                 ])
         }
+        if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
     }
 }

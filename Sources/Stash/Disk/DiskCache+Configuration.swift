@@ -56,7 +56,10 @@ extension DiskCache {
         public var busyTimeout: Duration
         /// Which entries are evicted first.
         ///
-        /// Defaults to ``EvictionPolicy/leastRecentlyUsed``.
+        /// Defaults to ``EvictionPolicy/tinyLFU``, which misses least on the measured traces and
+        /// minimises the number of misses (``EvictionPolicy/Objective/objectMissRatio``); use
+        /// ``EvictionPolicy/tinyLFU(objective:)`` with ``EvictionPolicy/Objective/byteMissRatio``
+        /// to minimise missed bytes instead, or ``EvictionPolicy/leastRecentlyUsed`` for LRU.
         public var evictionPolicy: EvictionPolicy
         /// Whether files left behind by a crash are reclaimed by a background task after opening.
         ///
@@ -84,7 +87,7 @@ extension DiskCache {
             durability: Durability = .fast,
             verifiesChecksums: Bool = false,
             busyTimeout: Duration = .seconds(5),
-            evictionPolicy: EvictionPolicy = .leastRecentlyUsed,
+            evictionPolicy: EvictionPolicy = .tinyLFU,
             reclaimsOrphansOnOpen: Bool = true,
             accessFlushBatch: Int = 256,
             clock: @escaping @Sendable () -> Date = { Date() },

@@ -30,7 +30,7 @@ extension DiskCache {
                 try db.query("SELECT file FROM entries WHERE file IS NOT NULL") { files.append($0.text(0)!) }
                 try db.execute(
                     """
-                    DELETE FROM inline; DELETE FROM entries; DELETE FROM ghosts;
+                    DELETE FROM inline; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
                     UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
                         main_count = 0, hand = 0, ghosts = 0
                     WHERE id = 1;
@@ -39,6 +39,7 @@ extension DiskCache {
             }
         }
         accessLog.withLock { _ = $0.drain() }
+        discardSketch()
         for file in files {
             try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
         }

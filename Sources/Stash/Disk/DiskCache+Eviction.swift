@@ -29,7 +29,7 @@ extension DiskCache {
         let now = configuration.clock()
         let victims = try wrapIndexErrors {
             try index.write { db in
-                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .expired)
+                var evictionIndex = try SQLiteEvictionIndex(db: db, cache: self, protecting: nil, reason: .expired)
                 try evictExpired(from: &evictionIndex, now: now, all: true)
                 return evictionIndex.victims
             }
@@ -55,7 +55,7 @@ extension DiskCache {
         let victims = try wrapIndexErrors {
             try index.write { db in
                 try flushAccesses(in: db)
-                var evictionIndex = try SQLiteEvictionIndex(db: db, protecting: nil, reason: .trimmed)
+                var evictionIndex = try SQLiteEvictionIndex(db: db, cache: self, protecting: nil, reason: .trimmed)
                 try evictExpired(from: &evictionIndex, now: now, all: true)
                 try configuration.evictionPolicy.evict(
                     from: &evictionIndex, targetSize: targetSize, targetCount: targetCount,
@@ -77,7 +77,8 @@ extension DiskCache {
         }
         guard let totals, limits.areExceeded(by: totals) else { return [] }
         var evictionIndex = try SQLiteEvictionIndex(
-            db: db, protecting: protected, reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
+            db: db, cache: self, protecting: protected,
+            reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
         try evictExpired(from: &evictionIndex, now: now, all: false)
         try configuration.evictionPolicy.evict(
             from: &evictionIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,

@@ -6,28 +6,45 @@ extension DiskCache {
     /// Collects what it evicts as `Victim`s, whose files are removed after the commit.
     struct SQLiteEvictionIndex: EvictionIndex {
         let db: SQLiteConnection
+        /// The cache whose frequency sketch this index reads and changes.
+        let cache: DiskCache
         /// The entry just written, which this transaction must not evict.
         let protected: Int64
         let reason: EvictionReason
         private(set) var evictable: (size: Int, count: Int)
         private(set) var victims: [Victim] = []
         private var located: [Int64: (key: String, file: String?)] = [:]
+        private(set) var incoming: PolicyEntry?
+        private var isSketchSynchronized = false
 
         /// An index for evicting: it reads the unpinned totals that eviction counts down.
-        init(db: SQLiteConnection, protecting protected: Int64?, reason: EvictionReason) throws {
+        init(db: SQLiteConnection, cache: DiskCache, protecting protected: Int64?, reason: EvictionReason) throws {
             self.db = db
+            self.cache = cache
             self.protected = protected ?? -1
             self.reason = reason
             self.evictable =
                 try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
                     ($0.int(0), $0.int(1))
                 } ?? (0, 0)
+            if let protected {
+                self.incoming = try db.first(
+                    "SELECT size, queue, rank, frequency, key FROM entries WHERE id = ?1 AND pinned = 0",
+                    [.integer(protected)]
+                ) { row in
+                    PolicyEntry(
+                        id: protected, size: row.int(0),
+                        state: PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)),
+                        fingerprint: DiskCache.fingerprint(row.blob(4) ?? Data()))
+                }
+            }
         }
 
         /// An index for computing a new entry's or a hit's state, which never evicts and so
         /// skips reading the totals.
-        init(updatingStatesIn db: SQLiteConnection) {
+        init(updatingStatesIn db: SQLiteConnection, cache: DiskCache) {
             self.db = db
+            self.cache = cache
             self.protected = -1
             self.reason = .sizeLimit
             self.evictable = (0, 0)
@@ -108,6 +125,19 @@ extension DiskCache {
             try db.run("UPDATE totals SET hand = ?1 WHERE id = 1", [.integer(rank)])
         }
 
+        mutating func withFrequencySketch<T>(_ body: (inout FrequencySketch) throws -> T) throws -> T {
+            if !isSketchSynchronized {
+                try cache.synchronizeSketch(in: db)
+                isSketchSynchronized = true
+            }
+            return try cache.sketchSlot.withLock { slot in
+                var sketch = slot.sketch ?? FrequencySketch(tracksChanges: true)
+                slot.sketch = nil  // moved out and back, so that the table is never copied
+                defer { slot.sketch = sketch }
+                return try body(&sketch)
+            }
+        }
+
         /// Moves victims out after eviction; used by callers that evict expired entries too.
         mutating func appendVictim(_ victim: Victim) {
             victims.append(victim)
@@ -116,7 +146,7 @@ extension DiskCache {
         }
     }
 
-    /// A 64-bit hash of a key's bytes, for S3-FIFO's ghost queue.
+    /// A 64-bit hash of a key's bytes, for S3-FIFO's ghost queue and TinyLFU's frequency sketch.
     static func fingerprint(_ keyBytes: some ContiguousBytes) -> Int64 {
         Int64(bitPattern: Checksum.of(keyBytes))
     }

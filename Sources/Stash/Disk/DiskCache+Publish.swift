@@ -61,9 +61,11 @@ extension DiskCache {
                     )
                 }
                 let isPinned = pinned ?? old?.pinned ?? false
-                var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db)
-                let state = try configuration.evictionPolicy.insertionState(
+                let policy = configuration.evictionPolicy
+                var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self)
+                let state = try policy.insertionState(
                     existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
+                if policy.usesFrequencySketch { noteSketchRequests(1) }
                 let id = try db.first(
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
@@ -91,6 +93,7 @@ extension DiskCache {
                     try db.run("DELETE FROM inline WHERE id = ?1", [.integer(id)])
                 }
                 let victims = try evictIfNeeded(in: db, protecting: id, now: now)
+                if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
                 return (old?.file, victims)
             }
         } catch {

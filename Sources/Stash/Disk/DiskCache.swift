@@ -33,6 +33,7 @@ public final class DiskCache: Sendable {
     let accessLog: LockedValue<AccessLog>
     let counters = LockedValue(Statistics())
     let evictionStreams = LockedValue([UInt64: AsyncStream<EvictionEvent>.Continuation]())
+    let sketchSlot = LockedValue(SketchSlot())
     let backgroundWork = DispatchGroup()
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
@@ -96,8 +97,11 @@ public final class DiskCache: Sendable {
     }
 
     private func flushAndCloseIndex() {
-        // Losing recency updates only makes eviction order slightly less precise.
+        // Losing recency updates or sketch counts only makes eviction order slightly less precise.
         try? flushAccesses()
+        if sketchSlot.withLock({ $0.hasUnsavedChanges }) {
+            try? index.write { db in try saveSketch(in: db, force: true) }
+        }
         index.close()
     }
 
@@ -122,10 +126,12 @@ public final class DiskCache: Sendable {
                     """
                     UPDATE entries SET queue = 0, frequency = 0 WHERE queue != 0 OR frequency != 0;
                     DELETE FROM ghosts;
+                    DELETE FROM sketch;
                     UPDATE totals SET hand = 0, policy = '\(name)' WHERE id = 1;
                     """)
             }
         }
+        discardSketch()
     }
 
     // MARK: - Paths and keys

@@ -178,10 +178,15 @@ final class DiskIndex: @unchecked Sendable {
             PRAGMA temp_store = MEMORY;
             PRAGMA mmap_size = 67108864;
             """)
-        if version == 0 {
+        let hasSketchTable = try db.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sketch'") {
+            $0.int(0) == 1
+        }
+        if version == 0 || hasSketchTable != true {
             try db.execute("BEGIN IMMEDIATE")
             do {
-                try db.execute(Self.schema)
+                // Version 1 indexes written before the sketch existed gain its table; older Stash
+                // versions ignore it.
+                try db.execute(version == 0 ? Self.schema : Self.sketchTable)
                 try db.execute("COMMIT")
             } catch {
                 try? db.execute("ROLLBACK")  // the schema error is the one to report
@@ -300,6 +305,13 @@ final class DiskIndex: @unchecked Sendable {
         CREATE TRIGGER IF NOT EXISTS ghost_removed AFTER DELETE ON ghosts BEGIN
             UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
+        \(sketchTable)
         PRAGMA user_version = 1;
+        """
+
+    /// TinyLFU's frequency sketch: chunk -1 is a header (generation, word count, additions),
+    /// chunks 0… hold `FrequencySketch.wordsPerChunk` little-endian words each.
+    private static let sketchTable = """
+        CREATE TABLE IF NOT EXISTS sketch (chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);
         """
 }

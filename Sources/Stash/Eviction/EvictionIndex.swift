@@ -43,8 +43,11 @@ package protocol EvictionIndex {
     /// leaving out the entry being written.
     mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry]
 
-    /// Bytes and count of the unpinned entries in `queue`.
+    /// Bytes and count of the unpinned entries in `queue`, the entry being written included.
     mutating func queueTotals(_ queue: Int) throws -> (size: Int, count: Int)
+
+    /// The unpinned entry being written, which eviction must spare, as it was when eviction began.
+    var incoming: PolicyEntry? { get }
 
     /// Changes an entry's policy state.
     mutating func setState(_ state: PolicyState, forEntry id: Int64) throws
@@ -66,4 +69,7 @@ package protocol EvictionIndex {
 
     /// Moves the cursor.
     mutating func setCursor(_ rank: Int64) throws
+
+    /// Runs `body` on the index's frequency sketch, which is created empty on first use.
+    mutating func withFrequencySketch<T>(_ body: (inout FrequencySketch) throws -> T) throws -> T
 }

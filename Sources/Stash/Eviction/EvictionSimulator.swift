@@ -29,7 +29,8 @@ package struct EvictionSimulator {
         bytesRequested += size
         let existing = ids[key].flatMap { index.stored[$0] }
         if let id = ids[key], let existing, existing.size == size {
-            if let state = try policy.stateAfterHits(existing.state, hits: 1, in: &index) {
+            let fingerprint = existing.fingerprint
+            if let state = try policy.stateAfterHits(existing.state, hits: 1, fingerprint: fingerprint, in: &index) {
                 try index.setState(state, forEntry: id)
             }
             hits += 1
@@ -62,6 +63,11 @@ package struct EvictionSimulator {
             index.evicted.removeAll(keepingCapacity: true)
         }
         return false
+    }
+
+    /// Whether `key` is cached.
+    package func contains(_ key: String) -> Bool {
+        ids[key].map { index.stored[$0] != nil } ?? false
     }
 
     /// Misses per request (0 before any request).

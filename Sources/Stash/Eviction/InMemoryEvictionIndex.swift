@@ -31,6 +31,7 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     private var ghostOrder: [(rank: Int64, fingerprint: Int64)] = []
     private var ghostHead = 0
     private var hand: Int64 = 0
+    private var sketch: FrequencySketch?
 
     package init() {}
 
@@ -105,8 +106,12 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     }
 
     package mutating func queueTotals(_ queue: Int) throws -> (size: Int, count: Int) {
-        // Like DiskCache's SQL totals, these include the protected entry.
         queueSizes[queue]
+    }
+
+    package var incoming: PolicyEntry? {
+        guard let protected, let entry = stored[protected] else { return nil }
+        return PolicyEntry(id: protected, size: entry.size, state: entry.state, fingerprint: entry.fingerprint)
     }
 
     package mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {
@@ -153,4 +158,15 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     package mutating func cursor() throws -> Int64 { hand }
 
     package mutating func setCursor(_ rank: Int64) throws { hand = rank }
+
+    package mutating func withFrequencySketch<T>(_ body: (inout FrequencySketch) throws -> T) throws -> T {
+        var current = sketch ?? FrequencySketch()
+        // Moved out and back so that the table is never copied.
+        sketch = nil
+        defer { sketch = current }
+        return try body(&current)
+    }
+
+    /// The frequency sketch, if a policy has used one.
+    package var frequencySketch: FrequencySketch? { sketch }
 }

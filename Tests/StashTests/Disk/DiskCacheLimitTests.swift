@@ -28,7 +28,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let events = LockedValue([DiskCache.EvictionEvent]())
             let configuration = DiskCache.Configuration(
-                sizeLimit: .bytes(1000), lowWaterMark: 1.0,
+                sizeLimit: .bytes(1000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed,
                 onEviction: { event in events.withLock { $0.append(event) } })
             let cache = try DiskCache(directory: dir, configuration: configuration)
             for key in ["a", "b", "c", "d"] { try cache.store(pattern(250, seed: 1), forKey: key) }
@@ -46,7 +46,8 @@ import Testing
     @Test func trimsToTheLowWaterMarkSoAFullCacheDoesNotEvictOnEveryWrite() throws {
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(
-                directory: dir, configuration: .init(sizeLimit: .bytes(10_000), lowWaterMark: 0.5))
+                directory: dir,
+                configuration: .init(sizeLimit: .bytes(10_000), lowWaterMark: 0.5, evictionPolicy: .leastRecentlyUsed))
             for i in 0..<10 { try cache.store(pattern(1000, seed: UInt64(i)), forKey: "k\(i)") }
             #expect(try cache.totalSize.bytes == 10_000)
             try cache.store(pattern(1000, seed: 99), forKey: "k10")
@@ -133,7 +134,8 @@ import Testing
 
     @Test func trimToCountKeepsTheMostRecentlyUsed() throws {
         try withTemporaryDirectory { dir in
-            let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(sizeLimit: .megabytes(1), evictionPolicy: .leastRecentlyUsed))
             for i in 0..<5 { try cache.store(pattern(10, seed: UInt64(i)), forKey: "k\(i)") }
             _ = try cache.data(forKey: "k0")
             try cache.trim(toCount: 2)

@@ -76,7 +76,7 @@ private struct ReferenceModel {
             let clock = TestClock()
             let configuration = DiskCache.Configuration(
                 sizeLimit: .bytes(30_000), countLimit: 12, lowWaterMark: 0.8, inlineThreshold: .bytes(1024),
-                accessFlushBatch: 7, clock: clock.function)
+                evictionPolicy: .leastRecentlyUsed, accessFlushBatch: 7, clock: clock.function)
             var cache = try DiskCache(directory: dir, configuration: configuration)
             var model = ReferenceModel(sizeLimit: 30_000, countLimit: 12, lowWaterMark: 0.8)
             var generator = SplitMix64(seed: seed)

@@ -6,7 +6,8 @@ import Testing
 @Suite struct DiskCachePersistenceTests {
     @Test func valuesTotalsAccessOrderAndPinsSurviveReopening() throws {
         try withTemporaryDirectory { dir in
-            let configuration = DiskCache.Configuration(sizeLimit: .bytes(200_000), lowWaterMark: 1.0)
+            let configuration = DiskCache.Configuration(
+                sizeLimit: .bytes(200_000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed)
             do {
                 let cache = try DiskCache(directory: dir, configuration: configuration)
                 for i in 0..<4 { try cache.store(pattern(40_000, seed: UInt64(i)), forKey: "k\(i)") }
@@ -30,7 +31,8 @@ import Testing
 
     @Test func accessesAreBatchedRatherThanWrittenPerHit() throws {
         try withTemporaryDirectory { dir in
-            let cache = try DiskCache(directory: dir, configuration: .init(accessFlushBatch: 1000))
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(evictionPolicy: .leastRecentlyUsed, accessFlushBatch: 1000))
             try cache.store(Data("v".utf8), forKey: "k")
             let before = try #require(try rawAccessTime(dir, key: "k"))
             for _ in 0..<100 { _ = try cache.data(forKey: "k") }

@@ -27,20 +27,21 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
                 policy: policy, limits: EvictionLimits(sizeLimit: 120_000, countLimit: 60, lowWaterMark: 0.9))
             var disagreements = 0
             var hits = 0
-            for (step, request) in skewedTrace(count: 4000, keys: 400, seed: 7).enumerated() {
+            // Long enough for TinyLFU's sketch to widen and to age more than once.
+            for (step, request) in skewedTrace(count: 9000, keys: 400, seed: 7).enumerated() {
                 let cached = try cache.data(forKey: request.key) != nil
                 if !cached { try cache.store(Data(count: request.size), forKey: request.key) }
                 let predicted = try simulator.request(key: request.key, size: request.size)
                 if cached != predicted { disagreements += 1 }
                 if cached { hits += 1 }
-                if step == 2000 {
-                    // Policy state (queues, ranks, hit counts, ghosts, hand) lives in the index.
+                if step == 2000 || step == 6000 {
+                    // Policy state (queues, ranks, hit counts, ghosts, hand, sketch) lives in the index.
                     cache.close()
                     cache = try DiskCache(directory: dir, configuration: configuration)
                 }
             }
             #expect(disagreements == 0)
-            #expect(hits > 500 && hits < 3500, "hits \(hits): the trace must exercise both outcomes")
+            #expect(hits > 1000 && hits < 8000, "hits \(hits): the trace must exercise both outcomes")
             #expect(try cache.totalCount == simulator.index.evictable.count)
             #expect(try cache.totalSize.bytes == simulator.index.evictable.size)
             #expect(try cache.verify().isHealthy)
@@ -64,9 +65,18 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
     }
 
     @Test func policiesAreNamedAndParsed() {
-        #expect(EvictionPolicy.all.map(\.description) == ["lru", "fifo", "sieve", "s3-fifo"])
+        #expect(
+            EvictionPolicy.all.map(\.description) == ["lru", "fifo", "sieve", "s3-fifo", "tinylfu", "tinylfu-bytes"])
         #expect(EvictionPolicy(name: "S3-FIFO") == .s3fifo)
+        #expect(EvictionPolicy(name: "TinyLFU-bytes") == .tinyLFU(objective: .byteMissRatio))
+        #expect(EvictionPolicy.tinyLFU(objective: .objectMissRatio) == .tinyLFU)
+        #expect(EvictionPolicy.sieve.objective == .objectMissRatio)
         #expect(EvictionPolicy(name: "arc") == nil)
+    }
+
+    @Test func theDefaultPolicyIsTinyLFUMinimisingMisses() {
+        #expect(DiskCache.Configuration().evictionPolicy == .tinyLFU)
+        #expect(EvictionPolicy.tinyLFU.objective == .objectMissRatio)
     }
 
     @Test func changingThePolicyOfAnExistingCacheResetsItsStateAndKeepsLimits() throws {

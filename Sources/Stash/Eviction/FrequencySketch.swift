@@ -1,0 +1,129 @@
+/// A count-min sketch of 4-bit counters: how often each key was requested lately (TinyLFU,
+/// Einziger, Friedman and Manes, ACM Transactions on Storage, 2017).
+///
+/// Each key, given as its 64-bit fingerprint, has four counters at hashed positions in one
+/// table; its estimate is the smallest of the four, which can only overestimate. Every
+/// `sampleSize` additions all counters are halved, so that the sketch forgets old popularity.
+///
+/// The table has 8 to 16 words (128 to 256 counters) per cached entry, more than Caffeine's
+/// one word: with fewer, collisions hid the difference between the entries at the edge of a
+/// cache on the Zipf traces in `Benchmarks/POLICIES.md` (see there for the measurements), and
+/// the halving period is 8 additions per word, so that those entries count up to a few
+/// units between halvings without saturating at 15.
+///
+/// Additions commute: adding `n` to a key is the same as adding 1 `n` times, in any order
+/// with other keys' additions. Only `ageIfDue` and `ensureCapacity` depend on when they run,
+/// so the eviction policy calls them at points that a replay and DiskCache share (a write),
+/// and DiskCache may apply batched hits later than they happened without changing a decision.
+package struct FrequencySketch: Hashable, Sendable {
+    /// Words are persisted in chunks of this many, so that a change rewrites one chunk.
+    package static let wordsPerChunk = 128
+    /// The smallest table: 64 words of 16 counters.
+    package static let minimumWords = 64
+    /// The largest table: 2²⁰ words (8 MiB), full width up to about 128 000 entries.
+    package static let maximumWords = 1 << 20
+    /// Table words per entry the table is sized for (rounded up to a power of two).
+    package static let wordsPerEntry = 8
+    /// Additions between two halvings, per word of the table.
+    package static let samplesPerWord = 8
+
+    /// The table: each 64-bit word holds sixteen 4-bit counters.
+    package private(set) var words: [UInt64]
+    /// Additions since the counters were last halved.
+    package private(set) var additions: Int
+    /// Chunks (`word / wordsPerChunk`) changed since `markSaved()`.
+    package private(set) var changedChunks: Set<Int> = []
+    /// Whether changes are recorded in `changedChunks` (only DiskCache persists them).
+    private let tracksChanges: Bool
+
+    /// An empty sketch for about `entries` entries.
+    package init(entries: Int = 0, tracksChanges: Bool = false) {
+        self.words = Array(repeating: 0, count: Self.wordCount(forEntries: entries))
+        self.additions = 0
+        self.tracksChanges = tracksChanges
+    }
+
+    /// A sketch restored from persisted words, or `nil` when `words` is not a table this type writes.
+    package init?(words: [UInt64], additions: Int, tracksChanges: Bool = false) {
+        guard words.count >= Self.minimumWords, words.count <= Self.maximumWords,
+            words.count & (words.count - 1) == 0, additions >= 0
+        else { return nil }
+        self.words = words
+        self.additions = additions
+        self.tracksChanges = tracksChanges
+    }
+
+    /// Additions after which the counters are halved.
+    package var sampleSize: Int { words.count * Self.samplesPerWord }
+
+    /// How often `fingerprint` was added recently, from 0 to 15.
+    package func estimate(_ fingerprint: Int64) -> Int {
+        var result: UInt64 = 15
+        for row in 0..<4 {
+            let (word, shift) = position(of: fingerprint, row: row)
+            result = min(result, (words[word] >> shift) & 0xF)
+        }
+        return Int(result)
+    }
+
+    /// Adds `count` requests of `fingerprint`; each counter stops at 15.
+    package mutating func add(_ fingerprint: Int64, count: Int = 1) {
+        guard count > 0 else { return }
+        for row in 0..<4 {
+            let (word, shift) = position(of: fingerprint, row: row)
+            let value = (words[word] >> shift) & 0xF
+            let raised = UInt64(min(15, Int(value) + count))
+            if raised != value {
+                words[word] = words[word] & ~(0xF << shift) | raised << shift
+                if tracksChanges { changedChunks.insert(word / Self.wordsPerChunk) }
+            }
+        }
+        additions += count
+    }
+
+    /// Halves every counter once `sampleSize` additions have accumulated since the last time.
+    package mutating func ageIfDue() {
+        guard additions >= sampleSize else { return }
+        for index in words.indices { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
+        additions /= 2
+        markEverythingChanged()
+    }
+
+    /// Widens the table for `entries` entries.
+    ///
+    /// Doubling keeps every estimate: a key's counter in the wider table is at index `i` or
+    /// `i + oldCount`, and both start as copies of the old word `i`.
+    package mutating func ensureCapacity(forEntries entries: Int) {
+        let wanted = Self.wordCount(forEntries: entries)
+        guard wanted > words.count else { return }
+        while words.count < wanted { words += words }
+        markEverythingChanged()
+    }
+
+    /// Forgets which chunks changed (after they were written).
+    package mutating func markSaved() { changedChunks.removeAll(keepingCapacity: true) }
+
+    private mutating func markEverythingChanged() {
+        guard tracksChanges else { return }
+        changedChunks = Set(0..<((words.count + Self.wordsPerChunk - 1) / Self.wordsPerChunk))
+    }
+
+    private static func wordCount(forEntries entries: Int) -> Int {
+        let wanted = min(max(0, entries), maximumWords) * wordsPerEntry
+        var count = minimumWords
+        while count < wanted && count < maximumWords { count *= 2 }
+        return count
+    }
+
+    /// The word and bit offset of `fingerprint`'s counter for `row`: a SplitMix64 step per row
+    /// makes the four positions independent; the low bits pick the word (so doubling the table
+    /// splits each word in two), the top four bits the counter within it.
+    @inline(__always)
+    private func position(of fingerprint: Int64, row: Int) -> (word: Int, shift: UInt64) {
+        var x = UInt64(bitPattern: fingerprint) &+ UInt64(row + 1) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        x ^= x >> 31
+        return (Int(truncatingIfNeeded: x) & (words.count - 1), (x >> 60) << 2)
+    }
+}

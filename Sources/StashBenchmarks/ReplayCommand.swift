@@ -1,0 +1,87 @@
+import Foundation
+import Stash
+
+/// `StashBenchmarks replay TRACE.csv …`: miss ratios of policies on a trace, at several cache
+/// sizes and low-water marks, simulated and/or end to end, as a table or JSON lines.
+struct ReplayCommand {
+    var trace: String
+
+    func run() throws {
+        let loadStart = now()
+        let requests = try TraceReplay.load(trace, limit: option("--limit").flatMap(Int.init))
+        let loadSeconds = Double(now() - loadStart) / 1e9
+        let workingSet = TraceReplay.workingSet(requests)
+        let sizes = try (option("--cache-size") ?? "5%").split(separator: ",").map { text in
+            if text.hasSuffix("%"), let percent = Double(text.dropLast()) {
+                return (label: String(text), bytes: Int(Double(workingSet) * percent / 100))
+            }
+            return (label: String(text), bytes: try ByteCount(parsing: String(text)).bytes)
+        }
+        let policyNames = option("--policy") ?? "all"
+        let policies =
+            policyNames == "all"
+            ? EvictionPolicy.all
+            : policyNames.split(separator: ",").map { name in
+                guard let policy = EvictionPolicy(name: String(name)) else { fail("unknown policy \(name)") }
+                return policy
+            }
+        let lowWaterMarks = (option("--low-water-mark") ?? "0.9").split(separator: ",").map { text in
+            guard let mark = Double(text), mark > 0, mark <= 1 else { fail("bad --low-water-mark \(text)") }
+            return mark
+        }
+        let mode = option("--mode") ?? "simulate"
+        guard ["simulate", "disk", "both"].contains(mode) else { fail("unknown mode \(mode)") }
+        let name = URL(fileURLWithPath: trace).lastPathComponent
+        if !json {
+            print(
+                "trace \(name): \(requests.count) requests, working set \(ByteCount(workingSet)), "
+                    + "loaded in \(String(format: "%.2f", loadSeconds)) s")
+            print("| cache | low-water mark | policy | mode | object miss ratio | byte miss ratio | seconds |")
+            print("|---|---:|---|---|---:|---:|---:|")
+        }
+        for size in sizes {
+            for lowWaterMark in lowWaterMarks {
+                for policy in policies {
+                    try replay(
+                        requests, policy: policy, size: size, lowWaterMark: lowWaterMark, mode: mode, trace: name)
+                }
+            }
+        }
+    }
+
+    private func replay(
+        _ requests: [TraceReplay.Request], policy: EvictionPolicy, size: (label: String, bytes: Int),
+        lowWaterMark: Double, mode: String, trace: String
+    ) throws {
+        var outcomes: [TraceReplay.Outcome] = []
+        if mode == "simulate" || mode == "both" {
+            outcomes.append(
+                try TraceReplay.simulate(
+                    requests, policy: policy, cacheBytes: size.bytes, lowWaterMark: lowWaterMark,
+                    keepHits: mode == "both"))
+        }
+        if mode == "disk" || mode == "both" {
+            outcomes.append(
+                try TraceReplay.endToEnd(requests, policy: policy, cacheBytes: size.bytes, lowWaterMark: lowWaterMark))
+        }
+        for outcome in outcomes {
+            if json {
+                print(outcome.jsonLine(trace: trace, cacheLabel: size.label, lowWaterMark: lowWaterMark))
+            } else {
+                print(
+                    "| \(size.label) | \(lowWaterMark) | \(policy) | \(outcome.mode) | "
+                        + "\(String(format: "%.4f", outcome.objectMissRatio)) | "
+                        + "\(String(format: "%.4f", outcome.byteMissRatio)) | "
+                        + "\(String(format: "%.2f", outcome.seconds)) |")
+            }
+        }
+        if outcomes.count == 2 {
+            let disagreements = zip(outcomes[0].hits, outcomes[1].hits).filter { $0 != $1 }.count
+            let line =
+                "\(policy) at \(size.label): simulated and end-to-end replays disagree on \(disagreements) of "
+                + "\(requests.count) requests"
+            if json { log(line) } else { print(line) }
+            if disagreements > 0 { exit(1) }
+        }
+    }
+}

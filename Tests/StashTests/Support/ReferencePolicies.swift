@@ -1,0 +1,244 @@
+@testable import Stash
+
+/// A textbook, list-based eviction policy over entries of size 1, for checking `EvictionPolicy`
+/// request by request.
+///
+/// Each reference evicts before it inserts (as the papers describe them) and holds at most
+/// `capacity` keys; `request` returns whether the key was cached. They share no code with the
+/// rank-based queues of `EvictionPolicy` (TinyLFU shares only its `FrequencySketch`, which
+/// `FrequencySketchTests` checks on its own).
+protocol ReferencePolicy {
+    mutating func request(_ key: String) -> Bool
+    func contains(_ key: String) -> Bool
+    var count: Int { get }
+}
+
+/// LRU: a list in recency order; a hit moves the key to the back, a miss evicts the front.
+struct ReferenceLRU: ReferencePolicy {
+    let capacity: Int
+    var keys: [String] = []
+
+    mutating func request(_ key: String) -> Bool {
+        if let position = keys.firstIndex(of: key) {
+            keys.append(keys.remove(at: position))
+            return true
+        }
+        if keys.count >= capacity { keys.removeFirst() }
+        keys.append(key)
+        return false
+    }
+
+    func contains(_ key: String) -> Bool { keys.contains(key) }
+    var count: Int { keys.count }
+}
+
+/// FIFO: a list in insertion order; hits change nothing.
+struct ReferenceFIFO: ReferencePolicy {
+    let capacity: Int
+    var keys: [String] = []
+
+    mutating func request(_ key: String) -> Bool {
+        if keys.contains(key) { return true }
+        if keys.count >= capacity { keys.removeFirst() }
+        keys.append(key)
+        return false
+    }
+
+    func contains(_ key: String) -> Bool { keys.contains(key) }
+    var count: Int { keys.count }
+}
+
+/// SIEVE (Zhang et al., NSDI 2024), from the paper's pseudo-code: a list from oldest to newest
+/// with a visited bit each; the hand moves towards the newest entry, clearing bits, evicts the
+/// first unvisited entry and stays at its newer neighbour (or returns to the oldest).
+struct ReferenceSIEVE: ReferencePolicy {
+    let capacity: Int
+    var nodes: [(key: String, visited: Bool)] = []
+    var hand: Int?
+
+    mutating func request(_ key: String) -> Bool {
+        if let position = nodes.firstIndex(where: { $0.key == key }) {
+            nodes[position].visited = true
+            return true
+        }
+        if nodes.count >= capacity { evict() }
+        nodes.append((key, false))
+        return false
+    }
+
+    private mutating func evict() {
+        var position = hand ?? 0
+        while nodes[position].visited {
+            nodes[position].visited = false
+            position = position + 1 < nodes.count ? position + 1 : 0
+        }
+        nodes.remove(at: position)
+        hand = position < nodes.count ? position : nil
+    }
+
+    func contains(_ key: String) -> Bool { nodes.contains { $0.key == key } }
+    var count: Int { nodes.count }
+}
+
+/// S3-FIFO (Yang et al., SOSP 2023), from the paper's pseudo-code.
+///
+/// A small FIFO (10 % of the capacity), a main FIFO with a 2-bit CLOCK, and a ghost FIFO of
+/// keys evicted from the small queue, holding as many keys as the main queue (at least 64). A key read in the small queue moves to the main queue when it
+/// reaches the small queue's head; a key found in the ghost queue is inserted into the main
+/// queue. The ghost queue is consulted when the request arrives (as libCacheSim does).
+struct ReferenceS3FIFO: ReferencePolicy {
+    let capacity: Int
+    var small: [String] = []
+    var main: [String] = []
+    var ghost: [String] = []
+    var frequency: [String: Int] = [:]
+
+    mutating func request(_ key: String) -> Bool {
+        if let hits = frequency[key] {
+            frequency[key] = min(hits + 1, 3)
+            return true
+        }
+        let wasGhost = ghost.firstIndex(of: key).map { ghost.remove(at: $0) } != nil
+        while small.count + main.count >= capacity {
+            let evicted: Bool
+            if small.count >= Int(Double(capacity) * 0.1) || main.isEmpty {
+                evicted = evictFromSmall() || evictFromMain()
+            } else {
+                evicted = evictFromMain() || evictFromSmall()
+            }
+            if !evicted { break }
+        }
+        if wasGhost { main.append(key) } else { small.append(key) }
+        frequency[key] = 0
+        return false
+    }
+
+    private mutating func evictFromSmall() -> Bool {
+        while !small.isEmpty {
+            let oldest = small.removeFirst()
+            if frequency[oldest]! >= 1 {
+                main.append(oldest)
+                frequency[oldest] = 0
+            } else {
+                frequency[oldest] = nil
+                ghost.append(oldest)
+                while ghost.count > max(main.count, 64) { ghost.removeFirst() }
+                return true
+            }
+        }
+        return false
+    }
+
+    private mutating func evictFromMain() -> Bool {
+        while !main.isEmpty {
+            let oldest = main.removeFirst()
+            if frequency[oldest]! > 0 {
+                frequency[oldest]! -= 1
+                main.append(oldest)
+            } else {
+                frequency[oldest] = nil
+                return true
+            }
+        }
+        return false
+    }
+
+    func contains(_ key: String) -> Bool { frequency[key] != nil }
+    var count: Int { frequency.count }
+}
+
+/// Stash's TinyLFU as documented.
+///
+/// A FIFO window of max(1 %, min(32 entries, 10 %)) of the capacity and a main FIFO with a
+/// 2-bit CLOCK. When the cache overflows and the window holds
+/// more than its share (or the main queue is empty), the window's oldest key either moves into
+/// free room in the main queue or competes with the main queue's CLOCK victims: it is admitted
+/// only if its estimated frequency exceeds theirs, otherwise evicted. Frequencies come from a
+/// `FrequencySketch` that counts every request and ages on writes.
+///
+/// Unlike the other references it inserts first and then evicts, sparing the new key, because
+/// that is the documented order: a write always lands in the window.
+struct ReferenceTinyLFU: ReferencePolicy {
+    let capacity: Int
+    var window: [String] = []
+    var main: [String] = []
+    var frequency: [String: Int] = [:]
+    var sketch = FrequencySketch()
+
+    var windowShare: Int { max(Int(Double(capacity) * 0.01), min(32, Int(Double(capacity) * 0.1))) }
+
+    mutating func request(_ key: String) -> Bool {
+        let fingerprint = DiskCache.fingerprint(Array(key.utf8))
+        sketch.add(fingerprint)
+        if let hits = frequency[key] {
+            frequency[key] = min(hits + 1, 3)
+            return true
+        }
+        sketch.ageIfDue()
+        window.append(key)
+        frequency[key] = 0
+        let count = window.count + main.count
+        guard count > capacity else { return false }
+        sketch.ensureCapacity(forEntries: count)
+        while window.count + main.count > capacity {
+            let candidate = window.first { $0 != key }
+            if window.count > windowShare || main.isEmpty, let candidate {
+                admitOrEvict(candidate)
+            } else if !evictFromMain() {
+                guard let oldest = candidate else { break }
+                window.removeAll { $0 == oldest }
+                frequency[oldest] = nil
+            }
+        }
+        return false
+    }
+
+    private mutating func admitOrEvict(_ candidate: String) {
+        let mainLimit = capacity - windowShare
+        var victims: [String] = []
+        var position = 0
+        while main.count + 1 - victims.count > mainLimit && position < main.count {
+            let key = main[position]
+            if frequency[key]! > 0 {
+                frequency[key]! -= 1
+                main.append(main.remove(at: position))
+            } else {
+                victims.append(key)
+                position += 1
+            }
+        }
+        if main.count + 1 - victims.count <= mainLimit {
+            let sketch = self.sketch
+            let estimate = { (key: String) in sketch.estimate(DiskCache.fingerprint(Array(key.utf8))) }
+            if victims.isEmpty || estimate(candidate) > victims.map(estimate).reduce(0, +) {
+                for victim in victims {
+                    main.removeAll { $0 == victim }
+                    frequency[victim] = nil
+                }
+                window.removeAll { $0 == candidate }
+                main.append(candidate)
+                frequency[candidate] = 0
+                return
+            }
+        }
+        window.removeAll { $0 == candidate }
+        frequency[candidate] = nil
+    }
+
+    private mutating func evictFromMain() -> Bool {
+        while !main.isEmpty {
+            let oldest = main.removeFirst()
+            if frequency[oldest]! > 0 {
+                frequency[oldest]! -= 1
+                main.append(oldest)
+            } else {
+                frequency[oldest] = nil
+                return true
+            }
+        }
+        return false
+    }
+
+    func contains(_ key: String) -> Bool { frequency[key] != nil }
+    var count: Int { frequency.count }
+}
