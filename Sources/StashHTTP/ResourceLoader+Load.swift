@@ -76,7 +76,7 @@ extension ResourceLoader {
         }
         throw StashError(
             .notFound,
-            "\(url.absoluteString) (key '\(key)') was evicted from the disk cache as soon as it was stored: raise the cache's sizeLimit."
+            "\(url.absoluteString) (key '\(key)') was evicted from the disk cache as soon as it was stored, twice: raise the cache's sizeLimit, or choose an eviction policy without admission (.leastRecentlyUsed)."
         )
     }
 
@@ -118,6 +118,10 @@ extension ResourceLoader {
                 body = .data(data)
             } else if let data = try await cache.data(forKey: key) {
                 body = .data(data)
+            } else if let retained = result.retainedBody {
+                // The policy evicted the entry at once (an admission filter refusing a
+                // newcomer): the caller still gets the body it waited for, without a download.
+                body = .data(try retained.data())
             } else {
                 return nil
             }

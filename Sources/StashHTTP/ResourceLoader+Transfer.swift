@@ -213,10 +213,12 @@ extension ResourceLoader {
                 try await cache.store(data, forKey: key, metadata: metadata)
                 outcome = .success(LoadResult(metadata: metadata, source: .network, data: data))
             case .file(let file, _):
+                // Opened before the move: the bytes stay readable whatever the cache does next.
+                let retained = RetainedBody(path: file.path)
                 try await cache.store(
                     fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
                 file.remove()  // normally gone already; removes it if the cache copied instead
-                outcome = .success(LoadResult(metadata: metadata, source: .network))
+                outcome = .success(LoadResult(metadata: metadata, source: .network, retainedBody: retained))
             }
         } catch {
             outcome = .failure(error)

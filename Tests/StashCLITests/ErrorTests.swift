@@ -23,6 +23,10 @@ import Testing
                 ["trim", "--to", "lots"],
                 "stash: Invalid size 'lots' for --to: write a number followed by a unit, such as 500KB, 10MB, 1.5GB or 64MiB. Run 'stash trim --help' for usage.\n"
             ),
+            (
+                ["info", "--eviction", "lfu"],
+                "stash: Unknown eviction policy 'lfu' for --eviction: use one of lru, fifo, sieve, s3-fifo, tinylfu, tinylfu-bytes. Run 'stash info --help' for usage.\n"
+            ),
             (["get"], "stash: Missing expected argument '<key>'. Run 'stash get --help' for usage.\n"),
             (["frobnicate"], "stash: Unexpected argument 'frobnicate'. Run 'stash --help' for usage.\n"),
             (["ls", "--sort", "colour"], nil),

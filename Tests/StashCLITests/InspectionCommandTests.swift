@@ -25,7 +25,7 @@ import Testing
                 Self.withoutDiskUsage(fresh.text).normalized(directory: dir) == """
                     directory     $DIR
                     size limit    150.0 MB of unpinned values (the default; set one with --size-limit)
-                    eviction      lru: least recently used first, down to 90 % of the limit when it is exceeded
+                    eviction      tinylfu (TinyLFU: a newcomer stays only if requested more often than the entries it displaces), down to 90 % of the limit when it is exceeded
                     entries       0, 0 B
                     on disk       $USAGE (index and files, rounded to blocks)
                     fetch policy  cache-first: a cached URL is served with no request (fetch --policy http revalidates, --policy reload downloads again)
@@ -48,7 +48,7 @@ import Testing
                 Self.withoutDiskUsage(info.text).normalized(directory: dir) == """
                     directory     $DIR
                     size limit    10.0 MB of unpinned values (remembered for this directory)
-                    eviction      lru: least recently used first, down to 90 % of the limit when it is exceeded
+                    eviction      tinylfu (TinyLFU: a newcomer stays only if requested more often than the entries it displaces), down to 90 % of the limit when it is exceeded
                     entries       2, 1.5 KB (1 pinned, 500 B, never evicted)
                     on disk       $USAGE (index and files, rounded to blocks)
                     fetch policy  cache-first: a cached URL is served with no request (fetch --policy http revalidates, --policy reload downloads again)
@@ -60,24 +60,26 @@ import Testing
 
                     """)
 
-            // A lower limit takes effect at once: the least recently used entries go.
+            // A lower limit takes effect at once, in the default policy's order: "a" was read
+            // twice and stays; "c", requested once, cannot displace "b", also requested once.
             _ = try await stash("put", "b", in: dir, input: Self.bytes(15_000))
             _ = try await stash("put", "c", in: dir, input: Self.bytes(15_000))
             let lowered = try await stash("info", "--json", "--size-limit", "20KB", in: dir)
             let report = try #require(try JSONSerialization.jsonObject(with: lowered.output) as? [String: Any])
             #expect(report["sizeLimit"] as? Int == 20_000)
             #expect(report["sizeLimitSource"] as? String == "option")
-            #expect(report["totalCount"] as? Int == 2)
-            #expect(report["totalSize"] as? Int == 15_500)
+            #expect(report["evictionPolicy"] as? String == "tinylfu")
+            #expect(report["totalCount"] as? Int == 3)
+            #expect(report["totalSize"] as? Int == 16_500)
             #expect(report["pinnedCount"] as? Int == 1)
             let statistics = try #require(report["statistics"] as? [String: Int])
             #expect(statistics["getHits"] == 2)
             #expect(statistics["getMisses"] == 1)
             #expect(statistics["bytesServed"] == 2_000)
-            #expect(statistics["evictions"] == 2)
+            #expect(statistics["evictions"] == 1)
             #expect(
                 try await stash("ls", in: dir).text
-                    == "15.0 KB  c\n  500 B  pinned  [pinned]\n2 entries, 15.5 KB (1 pinned, 500 B)\n")
+                    == " 1.0 KB  a\n15.0 KB  b\n  500 B  pinned  [pinned]\n3 entries, 16.5 KB (1 pinned, 500 B)\n")
         }
     }
 

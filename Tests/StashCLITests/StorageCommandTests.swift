@@ -146,10 +146,15 @@ import Testing
 
     @Test func trimEvictsLeastRecentlyUsedAndClearEmptiesEverything() async throws {
         try await withTemporaryDirectory { dir in
-            _ = try await stash("put", "k1", "--pin", in: dir, input: Self.bytes(10_000))
+            // The policy chosen once is kept by the commands that follow without --eviction.
+            _ = try await stash("put", "k1", "--pin", "--eviction", "lru", in: dir, input: Self.bytes(10_000))
             for key in ["k2", "k3", "k4"] { _ = try await stash("put", key, in: dir, input: Self.bytes(10_000)) }
             _ = try await stash("get", "k2", in: dir)
 
+            let policy = try await stash("info", "--json", in: dir)
+            #expect(
+                (try JSONSerialization.jsonObject(with: policy.output) as? [String: Any])?["evictionPolicy"] as? String
+                    == "lru")
             let trim = try await stash("trim", "--to", "15KB", in: dir)
             #expect(trim.status == 0)
             #expect(trim.text == "trimmed 2 entries (20.0 KB); 2 entries, 20.0 KB remain (10.0 KB of them pinned)\n")

@@ -93,3 +93,32 @@ struct ResourceLoaderStreamingTests {
         return fields
     }
 }
+
+/// A streamed body reaches its caller even when the cache drops the entry before it is read.
+@Suite(.timeLimit(.minutes(5)))
+struct ResourceLoaderEvictedBodyTests {
+    /// An admission policy may evict a newcomer at the next store, before the loader reads the
+    /// entry back; here the fault is injected with a cache clock that jumps an hour per reading,
+    /// so every entry has expired by the time it is read.
+    @Test func bodyEvictedRightAfterItsStoreIsStillDeliveredWithoutASecondDownload() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let clock = TestClock()
+                var configuration = DiskCache.Configuration(sizeLimit: .megabytes(10))
+                configuration.defaultTimeToLive = .seconds(60)
+                configuration.clock = {
+                    clock.advance(by: 3_600)
+                    return clock.date
+                }
+                let cache = try DiskCache(directory: directory, configuration: configuration)
+                let loader = ResourceLoader(cache: cache, configuration: .init(retryPolicy: .none))
+                let size = 200_000
+                server.set("/big", .init(size: size, seed: 3))
+                let data = try await loader.data(for: server.url("/big"))
+                #expect(data == TestBody.bytes(size, seed: 3))
+                #expect(server.stats.value.requests == 1)
+                #expect(try await cache.data(forKey: server.url("/big").absoluteString) == nil)
+            }
+        }
+    }
+}

@@ -71,6 +71,20 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
         objective == .byteMissRatio ? kind.rawValue + "-bytes" : kind.rawValue
     }
 
+    /// One line saying which entries the policy gives up first, for tools and logs.
+    public var summary: String {
+        switch kind {
+        case .leastRecentlyUsed: "least recently used first"
+        case .firstInFirstOut: "oldest written first; reads do not count"
+        case .sieve: "SIEVE: entries not read since the last sweep first, sweeping from the oldest"
+        case .s3fifo: "S3-FIFO: new entries that are not read again leave first"
+        case .tinyLFU:
+            objective == .byteMissRatio
+                ? "TinyLFU by bytes: a newcomer stays only if worth more requested bytes than what it displaces"
+                : "TinyLFU: a newcomer stays only if requested more often than the entries it displaces"
+        }
+    }
+
     /// The policy with the short name `name` (case-insensitive), or `nil` for an unknown name.
     public init?(name: String) {
         guard let policy = Self.all.first(where: { $0.description == name.lowercased() }) else { return nil }

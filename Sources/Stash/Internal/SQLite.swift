@@ -25,8 +25,9 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    init(path: String, busyTimeout: Duration) throws(SQLiteError) {
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    /// Opens the database at `path`, creating it unless `createsFile` is false.
+    init(path: String, busyTimeout: Duration, createsFile: Bool = true) throws(SQLiteError) {
+        let flags = SQLITE_OPEN_READWRITE | (createsFile ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

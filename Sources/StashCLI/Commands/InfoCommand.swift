@@ -21,6 +21,7 @@ struct InfoCommand: AsyncParsableCommand {
         var sizeLimit: Int
         var sizeLimitSource: CacheSession.LimitSource
         var evictionPolicy: String
+        var evictionSummary: String
         var lowWaterMark: Double
         var fetchPolicy: String
         var totalCount: Int
@@ -40,6 +41,7 @@ struct InfoCommand: AsyncParsableCommand {
                     directory: session.directory.path, sizeLimit: session.sizeLimit.bytes,
                     sizeLimitSource: session.limitSource,
                     evictionPolicy: cache.configuration.evictionPolicy.description,
+                    evictionSummary: cache.configuration.evictionPolicy.summary,
                     lowWaterMark: cache.configuration.lowWaterMark, fetchPolicy: "cache-first",
                     totalCount: try cache.totalCount, totalSize: try cache.totalSize.bytes,
                     pinnedCount: try cache.pinnedCount, pinnedSize: try cache.pinnedSize.bytes,
@@ -81,7 +83,7 @@ struct InfoCommand: AsyncParsableCommand {
             ["size limit", "\(Output.size(report.sizeLimit)) of unpinned values (\(source))"],
             [
                 "eviction",
-                "\(report.evictionPolicy): least recently used first, down to \(Output.percent(report.lowWaterMark)) of the limit when it is exceeded",
+                "\(report.evictionPolicy) (\(report.evictionSummary)), down to \(Output.percent(report.lowWaterMark)) of the limit when it is exceeded",
             ],
             ["entries", entries],
             ["on disk", "\(Output.size(report.diskUsage)) (index and files, rounded to blocks)"],

@@ -8,8 +8,8 @@ struct PutCommand: AsyncParsableCommand {
         commandName: "put",
         abstract: "Store a file, or standard input, under a key.",
         discussion: """
-            Replaces any value stored under the key atomically, then evicts the least recently used \
-            entries if the size limit is exceeded. A pinned entry is never evicted.
+            Replaces any value stored under the key atomically, then evicts entries, as the \
+            eviction policy chooses, if the size limit is exceeded. A pinned entry is never evicted.
             """
     )
 

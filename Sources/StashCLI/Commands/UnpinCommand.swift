@@ -6,7 +6,7 @@ struct UnpinCommand: AsyncParsableCommand {
         commandName: "unpin",
         abstract: "Unpin an entry, making it evictable again.",
         discussion: """
-            If the cache is now over its size limit, the least recently used entries are evicted at once. \
+            If the cache is now over its size limit, entries are evicted at once, as its eviction policy chooses. \
             Exits with status 1 when the key is not cached.
             """
     )

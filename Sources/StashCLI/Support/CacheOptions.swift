@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Stash
 
-/// The options every command that opens a cache shares: `--dir`, `--size-limit`, `--json`.
+/// The options every command that opens a cache shares: `--dir`, `--size-limit`, `--eviction`,
+/// `--json`.
 struct CacheOptions: ParsableArguments {
     @Option(
         name: .customLong("dir"),
@@ -17,12 +18,27 @@ struct CacheOptions: ParsableArguments {
             valueName: "size"))
     var sizeLimitText: String?
 
+    @Option(
+        name: .customLong("eviction"),
+        help: ArgumentHelp(
+            "The eviction policy: tinylfu, tinylfu-bytes, s3-fifo, sieve, lru or fifo (default: the one the directory's cache uses, else tinylfu). Changing it resets the entries' eviction state once.",
+            valueName: "policy"))
+    var evictionPolicyName: String?
+
     @Flag(name: .customLong("json"), help: "Print machine-readable JSON instead of text.")
     var json = false
 
     mutating func validate() throws {
         _ = try Self.parseSize(sizeLimitText, option: "--size-limit")
+        if let evictionPolicyName, EvictionPolicy(name: evictionPolicyName) == nil {
+            throw ValidationError(
+                "Unknown eviction policy '\(evictionPolicyName)' for --eviction: use one of "
+                    + EvictionPolicy.all.map(\.description).joined(separator: ", ") + ".")
+        }
     }
+
+    /// The `--eviction` policy given, if any.
+    var evictionPolicy: EvictionPolicy? { evictionPolicyName.flatMap { EvictionPolicy(name: $0) } }
 
     /// The directory to use.
     var directory: URL {

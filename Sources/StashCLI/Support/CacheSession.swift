@@ -52,6 +52,10 @@ final class CacheSession: Sendable {
         let evictions = Locked(0)
         self.evictions = evictions
         var configuration = DiskCache.Configuration(sizeLimit: sizeLimit)
+        // An application's cache keeps its policy unless the user asks for another one.
+        if let policy = options.evictionPolicy ?? DiskCache.storedEvictionPolicy(in: directory) {
+            configuration.evictionPolicy = policy
+        }
         configuration.onEviction = { _ in evictions.withLock { $0 += 1 } }
         do {
             cache = try DiskCache(directory: directory, configuration: configuration)

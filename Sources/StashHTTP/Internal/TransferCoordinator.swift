@@ -45,6 +45,9 @@ struct LoadResult: Sendable {
     var unstoredReason: StashError?
     /// The version of the key (see ``KeyVersions``) that the entry had when the transfer ended.
     var version: UInt64 = 0
+    /// The stored body file, still open, for the requests that wait for data when the cache
+    /// evicted the entry before they read it.
+    var retainedBody: RetainedBody?
 }
 
 /// Coalesces concurrent loads of one key into one ``Transfer``, and cancels a transfer only

@@ -95,4 +95,18 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             #expect(try cache.allKeys.allSatisfy { Int($0.dropFirst())! >= 49 })
         }
     }
+
+    @Test(arguments: EvictionPolicy.all)
+    func theStoredPolicyIsReadWithoutOpeningTheCache(policy: EvictionPolicy) throws {
+        try withTemporaryDirectory { dir in
+            let empty = dir.appendingPathComponent("empty")
+            #expect(DiskCache.storedEvictionPolicy(in: empty) == nil)
+            #expect(!FileManager.default.fileExists(atPath: empty.path))
+            let cache = try DiskCache(directory: dir, configuration: .init(evictionPolicy: policy))
+            try cache.store(Data(count: 10), forKey: "k")
+            #expect(DiskCache.storedEvictionPolicy(in: dir) == policy)
+            cache.close()
+            #expect(DiskCache.storedEvictionPolicy(in: dir) == policy)
+        }
+    }
 }
