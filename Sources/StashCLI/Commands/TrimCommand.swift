@@ -6,7 +6,7 @@ import Stash
 struct TrimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trim",
-        abstract: "Evict unpinned entries, in the order of the cache's eviction policy, until at most SIZE of them remain.",
+        abstract: "Evict unpinned entries, in eviction-policy order, until at most SIZE of them remain.",
         discussion: "Pinned entries are never evicted. The size limit is unchanged; set it with --size-limit."
     )
 
