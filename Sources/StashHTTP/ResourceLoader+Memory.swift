@@ -32,6 +32,8 @@ extension ResourceLoader {
     func memoryHit(key: String, policy: CachePolicy) -> ResourceResponse? {
         guard let entry = memory.value(forKey: CacheKey(key)) else { return nil }
         if policy == .http && !HTTPFreshness.isFresh(entry.metadata, at: configuration.clock()) { return nil }
+        // The disk's eviction policy should know the body is still wanted (no I/O here).
+        cache.recordHit(forKey: key)
         return ResourceResponse(body: .data(entry.data), cacheKey: key, metadata: entry.metadata, source: .memory)
     }
 

@@ -44,6 +44,20 @@ final class CacheEventLog: Sendable {
         }
     }
 
+    @Test func memoryHitsCountForTheDiskTiersEviction() throws {
+        try withTemporaryDirectory { dir in
+            let disk = try DiskCache(
+                directory: dir,
+                configuration: .init(sizeLimit: .bytes(3_000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed))
+            let cache = Cache(disk: disk, codec: .data)
+            for key in ["a", "b", "c"] { try cache.store(Data(count: 1_000), forKey: key) }
+            #expect(try cache.valueAndTier(forKey: "a")?.tier == .memory)
+            try cache.store(Data(count: 1_000), forKey: "d")
+            // Without the memory hit reaching the disk, "a" would be its least recently used entry.
+            #expect(try Set(disk.allKeys) == ["a", "c", "d"])
+        }
+    }
+
     @Test func readAfterAMemoryPurgeIsServedFromDiskThenFromMemory() throws {
         try withTemporaryDirectory { dir in
             let cache = try Cache(directory: dir, codec: .string)

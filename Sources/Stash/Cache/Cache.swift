@@ -199,7 +199,8 @@ public final class Cache<Value: Sendable>: Sendable {
         return statistics
     }
 
-    /// The value for `key` in memory, counted as a memory hit.
+    /// The value for `key` in memory, counted as a memory hit here and as a hit for the disk
+    /// tier's eviction policy (see ``DiskCache/recordHit(forKey:)``).
     ///
     /// Inlinable, with ``value(forKey:)``, so that a memory hit runs code specialized for the
     /// client's `Value`; the disk path stays out of line.
@@ -207,6 +208,7 @@ public final class Cache<Value: Sendable>: Sendable {
     func memoryHit(_ key: CacheKey) -> Value? {
         guard let value = memory.value(forKey: key) else { return nil }
         counters.withLock { $0.memoryHits += 1 }
+        disk.recordHit(forKey: key.string)
         return value
     }
 

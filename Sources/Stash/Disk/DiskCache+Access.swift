@@ -82,3 +82,32 @@ extension DiskCache {
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
     }
 }
+
+extension DiskCache {
+    /// Counts a read of `key` that a tier in front of this cache served (a memory cache holding
+    /// the same value), so that eviction sees how often the entry is really requested.
+    ///
+    /// Without it, an entry read often from memory looks unused on disk: least recently used,
+    /// or, to the default ``EvictionPolicy/tinyLFU``, requested once. ``Cache`` and
+    /// `ResourceLoader` call it for their memory hits.
+    ///
+    /// No disk I/O on the caller's thread: the hit joins the in-memory batch that the hits of
+    /// ``data(forKey:)`` go to, and a full batch is written on a background queue. A key that
+    /// is not stored is ignored when the batch is written. ``statistics`` does not change.
+    ///
+    /// - Parameter key: The key, as stored; an empty key is ignored.
+    /// - Complexity: O(*k*) amortised in the key's length.
+    public func recordHit(forKey key: String) {
+        guard !key.isEmpty else { return }
+        let isFull = accessLog.withLock { log in
+            log.record(Data(key.utf8), at: configuration.clock())
+            return log.count >= configuration.accessFlushBatch
+        }
+        if isFull {
+            DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
+                // Deliberately tolerated: a failed flush only makes eviction order less precise.
+                try? flushAccesses()
+            }
+        }
+    }
+}

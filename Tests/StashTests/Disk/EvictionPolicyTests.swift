@@ -109,4 +109,37 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             #expect(DiskCache.storedEvictionPolicy(in: dir) == policy)
         }
     }
+
+    @Test func aHitRecordedForAFrontTierCountsForEvictionWithoutReadingOrCounting() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(sizeLimit: .bytes(3_000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed))
+            for key in ["a", "b", "c"] { try cache.store(Data(count: 1_000), forKey: key) }
+            cache.recordHit(forKey: "a")
+            cache.recordHit(forKey: "never-stored")
+            cache.recordHit(forKey: "")
+            try cache.store(Data(count: 1_000), forKey: "d")
+            // "a" was the least recently used until its recorded hit: "b" goes instead.
+            #expect(try Set(cache.allKeys) == ["a", "c", "d"])
+            #expect(cache.statistics.hits == 0)
+            #expect(try !cache.containsData(forKey: "never-stored"))
+        }
+    }
+
+    @Test func manyRecordedHitsAreWrittenInTheBackgroundAndSurviveARelaunch() throws {
+        try withTemporaryDirectory { dir in
+            let configuration = DiskCache.Configuration(
+                sizeLimit: .bytes(3_000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed, accessFlushBatch: 4)
+            do {
+                let cache = try DiskCache(directory: dir, configuration: configuration)
+                for key in ["a", "b", "c"] { try cache.store(Data(count: 1_000), forKey: key) }
+                for key in ["a", "x1", "x2", "x3", "x4"] { cache.recordHit(forKey: key) }  // a full batch
+                cache.close()  // waits for the background flush and writes what is left
+            }
+            let cache = try DiskCache(directory: dir, configuration: configuration)
+            try cache.store(Data(count: 1_000), forKey: "d")
+            #expect(try Set(cache.allKeys) == ["a", "c", "d"])
+        }
+    }
 }
