@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Puts Stash's trace-replay miss ratios beside libCacheSim's, as markdown tables.
 
-    python3 Benchmarks/traces/policy_table.py STASH.jsonl LIBCACHESIM.jsonl [--summary]
+    python3 Benchmarks/traces/policy_table.py STASH.jsonl LIBCACHESIM.jsonl [--summary | --bytes]
 
 STASH.jsonl: lines of `StashBenchmarks replay … --json` (mode "simulated"; any mix of traces,
 cache sizes given as percentages, policies and low-water marks). LIBCACHESIM.jsonl: lines of
 `libcachesim_replay.py` (replay.jsonl). Cells are object miss ratio / byte miss ratio.
 
-Without --summary: one table per trace (every policy of both). With --summary: one table of
+Without options: one table per trace (every policy of both). With --bytes: byte miss ratios at
+low-water mark 1.0 on the lognormal traces. With --summary: one table of
 object miss ratios, a row per trace and cache size, for Stash's default policy (tinylfu)
 at low-water marks 1.0 and 0.9 and libCacheSim's LRU, S3-FIFO, SIEVE, W-TinyLFU and Belady.
 """
@@ -108,12 +109,36 @@ def summary(cells):
     return "\n".join(out)
 
 
+def byte_summary(cells):
+    """Byte miss ratios at low-water mark 1.0 on the traces with varied sizes (with fixed sizes
+    they equal the object miss ratios)."""
+    wanted = [("Stash tinylfu (lwm 1.0)", "Stash tinylfu"),
+              ("Stash tinylfu-bytes (lwm 1.0)", "Stash tinylfu-bytes"),
+              ("Stash s3-fifo (lwm 1.0)", "Stash S3-FIFO"), ("Stash sieve (lwm 1.0)", "Stash SIEVE"),
+              ("Stash lru (lwm 1.0)", "Stash LRU"),
+              ("libCacheSim LRU", "LRU"), ("libCacheSim S3-FIFO", "S3-FIFO"),
+              ("libCacheSim W-TinyLFU", "W-TinyLFU"), ("libCacheSim BeladySize", "BeladySize")]
+    out = ["| trace | cache | " + " | ".join(label for _, label in wanted) + " |",
+           "|---|---:|" + "---:|" * len(wanted)]
+    for (trace, percent) in sorted(cells):
+        if "fixed" in trace:
+            continue
+        row = cells[(trace, percent)]
+        name = trace.removesuffix(".csv").removesuffix("-1000000").removeprefix("zipf-")
+        values = [f"{row[column][1]:.4f}" if column in row else "–" for column, _ in wanted]
+        out.append(f"| {name} | {size_label(percent)} | " + " | ".join(values) + " |")
+    return "\n".join(out)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 2:
         sys.exit(__doc__)
     cells = load(args[0], args[1])
-    print(summary(cells) if "--summary" in sys.argv else per_trace(cells))
+    if "--bytes" in sys.argv:
+        print(byte_summary(cells))
+    else:
+        print(summary(cells) if "--summary" in sys.argv else per_trace(cells))
 
 
 if __name__ == "__main__":
