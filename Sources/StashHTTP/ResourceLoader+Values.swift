@@ -150,10 +150,17 @@ extension ResourceLoader {
     }
 
     /// Keeps a value just decoded from `loaded` in memory, unless the loader wrote the entry since.
+    ///
+    /// The requests that shared one transfer all decode the same version: one of them keeps it.
+    /// Were they all to promote at once, the cache would see overlapping promotions of one key,
+    /// could not tell which is newer, and would keep none.
     private func keep<Value: Sendable>(_ value: Value, from loaded: Loaded, in values: Cache<Value>) async {
         let key = loaded.response.cacheKey
         let memoryKey = CacheKey(key)
         guard loaded.isStored else { return }
+        let token = KeptValue(key: memoryKey, version: loaded.version, tier: ObjectIdentifier(values))
+        guard valuesBeingKept.withLock({ $0.insert(token).inserted }) else { return }
+        defer { _ = valuesBeingKept.withLock { $0.remove(token) } }
         await configuration.willKeepInMemory?(key)
         guard versions.isCurrent(memoryKey, loaded.version),
             let attributes = await attributes(of: loaded), let timeToLive = memoryTimeToLive(attributes),
@@ -214,4 +221,11 @@ extension ResourceLoader {
         case .revalidated: "from the disk cache, revalidated"
         }
     }
+}
+
+/// One decoded value being kept in memory: its key, the entry's version, and the tier.
+struct KeptValue: Hashable, Sendable {
+    var key: CacheKey
+    var version: UInt64
+    var tier: ObjectIdentifier
 }

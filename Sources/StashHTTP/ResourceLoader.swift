@@ -56,6 +56,9 @@ public final class ResourceLoader: Sendable {
     let downloadsDirectory: String
     let versions = KeyVersions()
     let valueTiers = ValueTiers()
+    /// The decoded values being kept in memory right now, by key, version and tier (see
+    /// `keep(_:from:in:)`).
+    let valuesBeingKept = LockedValue<Set<KeptValue>>([])
 
     /// Creates a loader over `cache`, with a memory tier of
     /// ``Configuration/memoryCostLimit`` in front of it.
