@@ -43,6 +43,26 @@ struct ResourceLoaderMemoryTests {
         }
     }
 
+    @Test func memoryHitsCountForTheDiskCachesEviction() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let cache = try DiskCache(
+                    directory: directory,
+                    configuration: .init(
+                        sizeLimit: .bytes(3_000), lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed))
+                let loader = ResourceLoader(cache: cache, configuration: .init(retryPolicy: .none))
+                for name in ["a", "b", "c", "d"] { server.set("/\(name)", .init(size: 1_000, seed: 1)) }
+                for name in ["a", "b", "c"] { _ = try await loader.data(for: server.url("/\(name)")) }
+                #expect(try await loader.response(for: ResourceRequest(server.url("/a"))).source == .memory)
+                _ = try await loader.data(for: server.url("/d"))
+                // Without the memory hit reaching the disk, "a" would be its least recently used entry.
+                let keys = Set(try await cache.allKeys)
+                #expect(keys == Set(["a", "c", "d"].map { server.url("/\($0)").absoluteString }))
+                #expect(server.stats.value.requests == 4)
+            }
+        }
+    }
+
     @Test func afterMemoryPressurePurgesMemoryTheBodyComesFromDiskWithoutARequest() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
