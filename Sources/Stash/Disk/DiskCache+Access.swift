@@ -16,9 +16,14 @@ struct AccessLog {
 
     mutating func record(_ key: Data, at date: Date) {
         sequence += 1
-        pending[key, default: Access(sequence: 0, date: date, hits: 0)].hits += 1
-        pending[key]!.sequence = sequence
-        pending[key]!.date = date
+        let sequence = sequence
+        // One hash lookup: the entry is updated in place through the subscript's modify accessor.
+        func update(_ access: inout Access) {
+            access.hits += 1
+            access.sequence = sequence
+            access.date = date
+        }
+        update(&pending[key, default: Access(sequence: 0, date: date, hits: 0)])
     }
 
     func lastAccess(of key: Data) -> Date? { pending[key]?.date }
