@@ -1,6 +1,5 @@
 // Where the eviction policy decides. Each function switches over ``MemoryEvictionPolicy``;
-// a new policy adds its case here and, if it needs per-entry bits (SIEVE's "visited"),
-// a field on `Node`.
+// the per-entry bits a policy needs live on `Node`, and its per-cache state on `Storage`.
 extension MemoryCache.State {
     /// Updates the policy's bookkeeping after a hit or a replacement.
     @inlinable
@@ -10,20 +9,24 @@ extension MemoryCache.State {
         }
     }
 
-    /// Places a newly allocated entry in the policy's order.
+    /// Whether a new entry for `key` starts in the small queue rather than at the head of the
+    /// main list; decided before room is made for it.
     @inlinable
-    mutating func recordInsertion(_ slot: Int) {
+    mutating func admitsToSmallQueue(_ key: Key) -> Bool {
         switch policy {
-        case .leastRecentlyUsed: storage.linkAtFront(slot)
+        case .leastRecentlyUsed: false
         }
     }
 
-    /// The entry to give up next, or `nil` when the cache is empty.
+    /// Chooses the entry to evict next, or returns `nil` when the cache is empty; the caller
+    /// must remove it.
+    ///
+    /// `cost` and `count` are what the cache is being evicted down to.
     @inlinable
-    func victim() -> Int? {
+    mutating func nextVictim(toCost cost: Int, count: Int) -> Int? {
         switch policy {
         case .leastRecentlyUsed:
-            storage.tail == MemoryCache.Storage.none ? nil : storage.tail
+            storage.main.tail == MemoryCache.Storage.none ? nil : storage.main.tail
         }
     }
 }
