@@ -1,33 +1,38 @@
 extension MemoryCache {
-    /// S3-FIFO's ghost queue: the keys most recently evicted from the small queue, without their
-    /// values, oldest first.
+    /// S3-FIFO's ghost queue: the keys most recently evicted from the small queue, oldest first,
+    /// as fingerprints.
     ///
-    /// A key leaves it when it is stored again (it then goes straight to the main queue) or when
-    /// newer ghosts push it out. Forgetting a key removes it from `numbers` only, which is O(1);
-    /// its place in `order` goes stale and is skipped when popped, and `order` is compacted
-    /// whenever stale places would outnumber live ones, so it stays O(ghosts) and every
+    /// Like the paper's, it keeps a fingerprint of each key (its hash value) rather than the
+    /// key: a ghost then costs the same for any key and keeps no key alive, and the queue hashes
+    /// integers rather than keys. Two keys with the same hash value are taken for one another,
+    /// which can only send a new entry to the main queue instead of the small one.
+    ///
+    /// A fingerprint leaves the queue when its key is stored again or when newer ghosts push it
+    /// out. Forgetting one removes it from `numbers` only, in O(1); its place in `order` goes
+    /// stale and is skipped when popped. `order` is compacted in place whenever its places
+    /// outnumber the live ghosts by more than two to one, so it stays O(ghosts) and every
     /// operation is O(1) amortized.
     @usableFromInline
     struct GhostQueue {
-        /// A key and the number it was given when it joined the queue.
+        /// A fingerprint and the number it was given when it joined the queue.
         @usableFromInline
         struct Ghost {
-            @usableFromInline var key: Key
+            @usableFromInline var fingerprint: Int
             @usableFromInline var number: Int
 
             @inlinable
-            init(key: Key, number: Int) {
-                self.key = key
+            init(fingerprint: Int, number: Int) {
+                self.fingerprint = fingerprint
                 self.number = number
             }
         }
 
-        /// The keys in the order they joined, from `start` on; a place is stale when `numbers`
-        /// no longer gives its key the same number.
+        /// The ghosts in the order they joined, from `start` on; a place is stale when `numbers`
+        /// no longer gives its fingerprint the same number.
         @usableFromInline var order: [Ghost] = []
         @usableFromInline var start = 0
         /// The live ghosts, each with the number of its place in `order`.
-        @usableFromInline var numbers: [Key: Int] = [:]
+        @usableFromInline var numbers: [Int: Int] = [:]
         @usableFromInline var nextNumber = 0
 
         @usableFromInline
@@ -38,41 +43,62 @@ extension MemoryCache {
         /// Removes `key` if it is a ghost; returns whether it was.
         @inlinable
         mutating func remove(_ key: Key) -> Bool {
-            numbers.removeValue(forKey: key) != nil
+            // Hashing the key costs more than the rest; there is often nothing to look in.
+            guard !numbers.isEmpty else { return false }
+            return numbers.removeValue(forKey: key.hashValue) != nil
         }
 
         /// Adds `key` as the newest ghost, then forgets the oldest ones until at most `limit`
         /// remain.
         @inlinable
         mutating func append(_ key: Key, limit: Int) {
-            numbers[key] = nextNumber
-            order.append(Ghost(key: key, number: nextNumber))
+            guard limit > 0 else {
+                // Nothing may stay, not even `key`: skip hashing it.
+                numbers.removeAll(keepingCapacity: true)
+                order.removeAll(keepingCapacity: true)
+                start = 0
+                return
+            }
+            let fingerprint = key.hashValue
+            numbers[fingerprint] = nextNumber
+            order.append(Ghost(fingerprint: fingerprint, number: nextNumber))
             nextNumber += 1
             while numbers.count > limit {
                 let oldest = order[start]
                 start += 1
-                if numbers[oldest.key] == oldest.number { numbers[oldest.key] = nil }
+                if let index = numbers.index(forKey: oldest.fingerprint), numbers[index].value == oldest.number {
+                    numbers.remove(at: index)
+                }
             }
-            if order.count > 2 * numbers.count + 16 {
-                order = order[start...].filter { numbers[$0.key] == $0.number }
-                start = 0
-            }
+            if order.count > 2 * numbers.count + 16 { compact() }
         }
 
-        /// The live ghosts, oldest first.
+        /// Drops the popped and the stale places, keeping the array's storage.
+        @inlinable
+        mutating func compact() {
+            var kept = 0
+            for place in start..<order.count where numbers[order[place].fingerprint] == order[place].number {
+                order[kept] = order[place]
+                kept += 1
+            }
+            order.removeLast(order.count - kept)
+            start = 0
+        }
+
+        /// The live ghosts' fingerprints, oldest first.
         ///
         /// For tests; O(n).
-        var keysOldestFirst: [Key] {
-            order[start...].filter { numbers[$0.key] == $0.number }.map(\.key)
+        var fingerprintsOldestFirst: [Int] {
+            order[start...].filter { numbers[$0.fingerprint] == $0.number }.map(\.fingerprint)
         }
 
         /// Describes the first broken invariant, or returns `nil` if they all hold.
         ///
         /// For tests; O(n).
         func invariantViolation() -> String? {
-            let live = keysOldestFirst
+            let live = fingerprintsOldestFirst
             guard live.count == numbers.count else {
-                return "ghost queue holds \(live.count) keys, its index \(numbers.count)"
+                return "ghost queue holds \(live.count) fingerprints, its index \(numbers.count)"
             }
             return nil
         }

@@ -305,8 +305,9 @@ extension MemoryCache {
             if hand != Storage.none && (!linked.contains(hand) || nodes[hand].isInSmallQueue) {
                 return "hand \(hand) is not an entry of main"
             }
-            if let ghost = ghosts.keysOldestFirst.first(where: { slots[$0] != nil }) {
-                return "\(ghost) is both stored and a ghost"
+            let storedFingerprints = Set(slots.keys.map(\.hashValue))
+            if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
+                return "fingerprint \(ghost) is both stored and a ghost"
             }
             return ghosts.invariantViolation()
         }

@@ -397,8 +397,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         state.withLock { state in state.storage.slotsFromBack().map { state.storage.key(at: $0) } }
     }
 
-    /// The keys S3-FIFO remembers as recently evicted from its small queue, oldest first.
-    var ghostKeys: [Key] { state.withLock { $0.storage.ghosts.keysOldestFirst } }
+    /// The fingerprints (hash values) of the keys S3-FIFO remembers as recently evicted from
+    /// its small queue, oldest first.
+    var ghostFingerprints: [Int] { state.withLock { $0.storage.ghosts.fingerprintsOldestFirst } }
 
     /// The first broken invariant of the storage, or `nil` if it is consistent.
     var storageInvariantViolation: String? { state.withLock { $0.storage.invariantViolation() } }
