@@ -13,39 +13,46 @@ struct MemoryWorkloads {
         let value = ValueBytes.value(1024)
         var results: [Measurement] = []
 
-        let memory = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries * 2)
-        for k in keys { memory.setValue(value, forKey: k) }
-        log("stash memory-get-hit")
-        results.append(
-            Measurement(
-                workload: "memory-get-hit", valueSize: 1024, ops: n,
-                runs: measure(runs: runs) {
-                    var found = 0
-                    let start = now()
-                    for i in 0..<n where memory.value(forKey: keys[i % entries]) != nil { found += 1 }
-                    let elapsed = now() - start
-                    precondition(found == n)
-                    return elapsed / UInt64(n)
-                }))
-        log("stash memory-set")
-        results.append(
-            Measurement(
-                workload: "memory-set", valueSize: 1024, ops: n,
-                runs: measure(runs: runs) {
-                    let start = now()
-                    for i in 0..<n { memory.setValue(value, forKey: keys[i % entries]) }
-                    return (now() - start) / UInt64(n)
-                }))
-        let bounded = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries / 2)
-        log("stash memory-set-evicting")
-        results.append(
-            Measurement(
-                workload: "memory-set-evicting", valueSize: 1024, ops: n,
-                runs: measure(runs: runs) {
-                    let start = now()
-                    for i in 0..<n { bounded.setValue(value, forKey: keys[i % entries]) }
-                    return (now() - start) / UInt64(n)
-                }))
+        // The same three workloads under each memory eviction policy; the JSON lines tell them
+        // apart by their `policy` field.
+        for policy in MemoryEvictionPolicy.all {
+            let memory = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries * 2, policy: policy)
+            for k in keys { memory.setValue(value, forKey: k) }
+            log("stash memory-get-hit \(policy)")
+            results.append(
+                Measurement(
+                    workload: "memory-get-hit", valueSize: 1024, ops: n,
+                    runs: measure(runs: runs) {
+                        var found = 0
+                        let start = now()
+                        for i in 0..<n where memory.value(forKey: keys[i % entries]) != nil { found += 1 }
+                        let elapsed = now() - start
+                        precondition(found == n)
+                        return elapsed / UInt64(n)
+                    },
+                    policy: policy.description))
+            log("stash memory-set \(policy)")
+            results.append(
+                Measurement(
+                    workload: "memory-set", valueSize: 1024, ops: n,
+                    runs: measure(runs: runs) {
+                        let start = now()
+                        for i in 0..<n { memory.setValue(value, forKey: keys[i % entries]) }
+                        return (now() - start) / UInt64(n)
+                    },
+                    policy: policy.description))
+            let bounded = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries / 2, policy: policy)
+            log("stash memory-set-evicting \(policy)")
+            results.append(
+                Measurement(
+                    workload: "memory-set-evicting", valueSize: 1024, ops: n,
+                    runs: measure(runs: runs) {
+                        let start = now()
+                        for i in 0..<n { bounded.setValue(value, forKey: keys[i % entries]) }
+                        return (now() - start) / UInt64(n)
+                    },
+                    policy: policy.description))
+        }
 
         try withScratchDirectory { dir in
             let cache = try Cache<Data>(directory: dir, sizeLimit: .gigabytes(10), codec: .data)

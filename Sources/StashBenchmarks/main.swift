@@ -42,9 +42,10 @@ func report(_ measurements: [Measurement], title: String) {
     print("| workload | size | median | min–max | ops/run |")
     print("|---|---:|---:|---:|---:|")
     for m in measurements {
+        let workload = m.policy == "lru" ? m.workload : "\(m.workload) (\(m.policy))"
         let size = m.valueSize >= 1024 * 1024 ? "\(m.valueSize / 1_048_576) MiB" : "\(m.valueSize / 1024) KiB"
         print(
-            "| \(m.workload) | \(size) | \(formatNanoseconds(m.median)) | "
+            "| \(workload) | \(size) | \(formatNanoseconds(m.median)) | "
                 + "\(formatNanoseconds(m.minimum))–\(formatNanoseconds(m.maximum)) | \(m.ops) |")
     }
 }

@@ -3,19 +3,19 @@ import Testing
 @testable import Stash
 
 /// Runs seeded random operations against a ``MemoryCache`` and a deliberately naive reference
-/// model, comparing results, totals, LRU order, statistics and eviction reports after every
-/// step.
+/// model, under each eviction policy, comparing results, totals, eviction order, statistics and
+/// eviction reports after every step.
 @Suite struct MemoryCacheModelTests {
-    /// The obvious, slow implementation: an array ordered from most to least recently used.
+    /// The obvious, slow implementation: a dictionary of values, and the policy's order kept in
+    /// arrays by ``ReferencePolicy``.
     private struct Model {
-        struct Entry: Equatable {
-            var key: Int
+        struct Stored {
             var value: Int
-            var cost: Int
             var expiry: ContinuousClock.Instant?
         }
 
-        var entries: [Entry] = []  // front = most recently used
+        var order: ReferencePolicy<Int>
+        var stored: [Int: Stored] = [:]
         var costLimit: Int
         var countLimit: Int
         let ratio: Double
@@ -23,62 +23,83 @@ import Testing
         var statistics = MemoryCacheStatistics()
         var evictions: [EvictionLog<Int, Int>.Entry] = []
 
-        var totalCost: Int { entries.reduce(0) { $0 + $1.cost } }
+        var totalCost: Int { order.totalCost }
+        var count: Int { order.count }
         var entryCostLimit: Int { Int(Double(costLimit) * ratio) }
-        var keysInEvictionOrder: [Int] { entries.reversed().map(\.key) }
+        var keysInEvictionOrder: [Int] { order.keysInEvictionOrder }
 
         mutating func take() -> [EvictionLog<Int, Int>.Entry] {
             defer { evictions = [] }
             return evictions
         }
 
-        /// The live entry's position, removing it (as an expiration) if it has expired.
-        mutating func find(_ key: Int, now: ContinuousClock.Instant) -> Int? {
-            guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
-            if let expiry = entries[index].expiry, now >= expiry {
-                let entry = entries.remove(at: index)
-                evictions.append(.init(key: entry.key, value: entry.value, reason: .expired))
+        /// Whether a live entry is stored for `key`, removing it (as an expiration) if it has
+        /// expired.
+        mutating func find(_ key: Int, now: ContinuousClock.Instant) -> Bool {
+            guard let entry = stored[key] else { return false }
+            if let expiry = entry.expiry, now >= expiry {
+                remove(key)
+                evictions.append(.init(key: key, value: entry.value, reason: .expired))
                 statistics.expirations += 1
-                return nil
+                return false
             }
-            return index
+            return true
+        }
+
+        @discardableResult
+        mutating func remove(_ key: Int) -> Int? {
+            order.remove(key)
+            return stored.removeValue(forKey: key)?.value
         }
 
         mutating func value(_ key: Int, now: ContinuousClock.Instant) -> Int? {
-            guard let index = find(key, now: now) else {
+            guard find(key, now: now) else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            let entry = entries.remove(at: index)
-            entries.insert(entry, at: 0)
-            return entry.value
+            order.access(key)
+            return stored[key]!.value
         }
 
         mutating func set(_ value: Int, _ key: Int, cost: Int, timeToLive: Duration?, now: ContinuousClock.Instant) {
             let timeToLive = timeToLive ?? defaultTimeToLive
-            let existing = entries.firstIndex { $0.key == key }
-            if let existing { entries.remove(at: existing) }
-            if let timeToLive, timeToLive <= .zero { return }
-            guard cost <= entryCostLimit, countLimit > 0 else { return }
-            entries.insert(Entry(key: key, value: value, cost: cost, expiry: timeToLive.map { now + $0 }), at: 0)
+            let isAcceptable = (timeToLive.map { $0 > .zero } ?? true) && cost <= entryCostLimit && countLimit > 0
+            guard isAcceptable else {
+                remove(key)
+                return
+            }
+            let entry = Stored(value: value, expiry: timeToLive.map { now + $0 })
             statistics.insertions += 1
-            evict(toCost: costLimit, count: countLimit, reason: .limit)
+            // An entry still stored, even an expired one, is replaced in place: an access.
+            if stored[key] != nil {
+                order.access(key, newCost: cost)
+                stored[key] = entry
+                evict(toCost: costLimit, count: countLimit, reason: .limit)
+            } else {
+                record(order.insert(key, cost: cost, costLimit: costLimit, countLimit: countLimit), reason: .limit)
+                stored[key] = entry
+            }
         }
 
         mutating func evict(toCost cost: Int, count: Int, reason: MemoryEvictionReason) {
-            while totalCost > cost || entries.count > count, let entry = entries.popLast() {
-                evictions.append(.init(key: entry.key, value: entry.value, reason: reason))
+            record(order.evict(toCost: cost, count: count), reason: reason)
+        }
+
+        mutating func record(_ evicted: [Int], reason: MemoryEvictionReason) {
+            for key in evicted {
+                evictions.append(.init(key: key, value: stored.removeValue(forKey: key)!.value, reason: reason))
                 statistics.evictions += 1
             }
         }
 
         mutating func removeAll(reason: MemoryEvictionReason) {
-            for entry in entries.reversed() {
-                evictions.append(.init(key: entry.key, value: entry.value, reason: reason))
+            for key in keysInEvictionOrder {
+                evictions.append(.init(key: key, value: stored[key]!.value, reason: reason))
             }
-            if reason == .memoryPressure { statistics.evictions += entries.count }
-            entries = []
+            if reason == .memoryPressure { statistics.evictions += count }
+            order.removeAll()
+            stored = [:]
         }
 
         mutating func removeExpired(now: ContinuousClock.Instant) {
@@ -86,18 +107,19 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3, 42, 2_024, 65_537] as [UInt64])
-    func matchesTheReferenceModelAfterEveryStep(seed: UInt64) throws {
+    @Test(arguments: MemoryEvictionPolicy.all, [1, 2, 3, 42, 2_024, 65_537] as [UInt64])
+    func matchesTheReferenceModelAfterEveryStep(policy: MemoryEvictionPolicy, seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let clock = ManualClock()
         let ratio = [0.1, 0.25, 0.5, 1][Int.random(in: 0..<4, using: &random)]
         let defaultTimeToLive: Duration? = Bool.random(using: &random) ? .seconds(4) : nil
         var model = Model(
-            costLimit: Int.random(in: 20...80, using: &random), countLimit: Int.random(in: 4...20, using: &random),
+            order: ReferencePolicy(policy), costLimit: Int.random(in: 20...80, using: &random),
+            countLimit: Int.random(in: 4...20, using: &random),
             ratio: ratio, defaultTimeToLive: defaultTimeToLive)
         let cache = MemoryCache<Int, Int>(
             costLimit: model.costLimit, countLimit: model.countLimit, defaultTimeToLive: defaultTimeToLive,
-            entryCostLimitRatio: ratio, clock: clock.now)
+            entryCostLimitRatio: ratio, policy: policy, clock: clock.now)
         let log = EvictionLog<Int, Int>()
         cache.onEviction = log.callback
 
@@ -119,11 +141,11 @@ import Testing
                 model.set(step, key, cost: cost, timeToLive: timeToLive, now: now)
             case 65..<75:
                 operation = "removeValue(forKey: \(key))"
-                let expected = model.find(key, now: now).map { model.entries.remove(at: $0).value }
+                let expected = model.find(key, now: now) ? model.remove(key) : nil
                 try #require(cache.removeValue(forKey: key) == expected, "step \(step): \(operation)")
             case 75..<80:
                 operation = "containsValue(forKey: \(key))"
-                try #require(cache.containsValue(forKey: key) == (model.find(key, now: now) != nil))
+                try #require(cache.containsValue(forKey: key) == model.find(key, now: now))
             case 80..<88:
                 let seconds = Int.random(in: 0...2, using: &random)
                 operation = "advance(by: \(seconds)s)"
@@ -153,7 +175,7 @@ import Testing
             case 96:
                 operation = "handleMemoryPressure(.warning)"
                 cache.handleMemoryPressure(.warning)
-                model.evict(toCost: model.totalCost / 2, count: model.entries.count / 2, reason: .memoryPressure)
+                model.evict(toCost: model.totalCost / 2, count: model.count / 2, reason: .memoryPressure)
             case 97:
                 let isCritical = Int.random(in: 0..<4, using: &random) == 0
                 operation = isCritical ? "handleMemoryPressure(.critical)" : "removeAll()"
@@ -165,10 +187,11 @@ import Testing
                 model.removeExpired(now: now)
             }
 
-            let context: Comment = "step \(step) of seed \(seed): \(operation)"
+            let context: Comment = "step \(step) of seed \(seed) under \(policy): \(operation)"
             try #require(cache.keysInEvictionOrder == model.keysInEvictionOrder, context)
+            try #require(cache.ghostFingerprints == model.order.ghosts.map(\.hashValue), context)
             try #require(cache.totalCost == model.totalCost, context)
-            try #require(cache.totalCount == model.entries.count, context)
+            try #require(cache.totalCount == model.count, context)
             try #require(cache.statistics == model.statistics, context)
             try #require(log.take() == model.take(), context)
             try #require(cache.storageInvariantViolation == nil, context)

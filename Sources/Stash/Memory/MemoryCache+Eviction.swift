@@ -1,29 +1,116 @@
 // Where the eviction policy decides. Each function switches over ``MemoryEvictionPolicy``;
-// a new policy adds its case here and, if it needs per-entry bits (SIEVE's "visited"),
-// a field on `Node`.
+// the per-entry bits (SIEVE's visited bit, S3-FIFO's counter and queue) live on `Node`, and
+// the per-cache state (SIEVE's hand, S3-FIFO's small queue and ghosts) on `Storage`.
 extension MemoryCache.State {
+    /// The most S3-FIFO's read counter counts: two bits' worth.
+    @inlinable static var maximumFrequency: UInt8 { 3 }
+
     /// Updates the policy's bookkeeping after a hit or a replacement.
+    ///
+    /// Only LRU moves the entry; SIEVE and S3-FIFO write a bit or a counter, and only when it
+    /// changes, so that the hits on a popular entry leave its node alone.
     @inlinable
     mutating func recordAccess(_ slot: Int) {
-        switch policy {
-        case .leastRecentlyUsed: storage.moveToFront(slot)
-        }
-    }
-
-    /// Places a newly allocated entry in the policy's order.
-    @inlinable
-    mutating func recordInsertion(_ slot: Int) {
-        switch policy {
-        case .leastRecentlyUsed: storage.linkAtFront(slot)
-        }
-    }
-
-    /// The entry to give up next, or `nil` when the cache is empty.
-    @inlinable
-    func victim() -> Int? {
-        switch policy {
+        switch policy.kind {
         case .leastRecentlyUsed:
-            storage.tail == MemoryCache.Storage.none ? nil : storage.tail
+            storage.moveToFront(slot)
+        case .sieve:
+            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+        case .s3fifo:
+            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
         }
+    }
+
+    /// Whether a new entry for `key` starts in S3-FIFO's small queue rather than at the head of
+    /// the main list; decided before room is made for it, as the key may be in the ghost queue.
+    @inlinable
+    mutating func admitsToSmallQueue(_ key: Key) -> Bool {
+        switch policy.kind {
+        case .leastRecentlyUsed, .sieve:
+            false
+        case .s3fifo:
+            // A key evicted from the small queue that comes back while still remembered has
+            // proved it is reused: it skips the small queue.
+            !storage.ghosts.remove(key)
+        }
+    }
+
+    /// Chooses the entry to evict next, or returns `nil` when the cache is empty; the caller
+    /// must remove it.
+    ///
+    /// Choosing updates the policy's state: SIEVE's hand clears visited bits on its way,
+    /// S3-FIFO moves read entries between its queues and remembers the victim's key if it
+    /// leaves from the small queue. `cost` and `count` are what the cache is being evicted
+    /// down to; S3-FIFO sizes its small queue from them.
+    @inlinable
+    mutating func nextVictim(toCost cost: Int, count: Int) -> Int? {
+        switch policy.kind {
+        case .leastRecentlyUsed:
+            storage.main.tail == MemoryCache.Storage.none ? nil : storage.main.tail
+        case .sieve:
+            nextSieveVictim()
+        case .s3fifo:
+            nextS3FIFOVictim(toCost: cost, count: count)
+        }
+    }
+
+    /// SIEVE: from the hand towards the head, wrapping to the tail, the first entry not
+    /// visited since the hand last passed it, clearing the visited bits on the way.
+    ///
+    /// Terminates within one lap plus one entry: a lap clears every bit. O(1) amortized, as
+    /// each cleared bit was set by an earlier hit.
+    @inlinable
+    mutating func nextSieveVictim() -> Int? {
+        let none = MemoryCache.Storage.none
+        guard storage.main.tail != none else { return nil }
+        var slot = storage.hand == none ? storage.main.tail : storage.hand
+        while storage.nodes[slot].frequency != 0 {
+            storage.nodes[slot].frequency = 0
+            slot = storage.nodes[slot].previous
+            if slot == none { slot = storage.main.tail }
+        }
+        // Removing the victim then moves the hand on to the next newer entry.
+        storage.hand = slot
+        return slot
+    }
+
+    /// S3-FIFO: the oldest entry of the small queue while that queue holds more than its share
+    /// (or the main queue is empty), otherwise the oldest entry of the main queue; read entries
+    /// are passed over as ``MemoryEvictionPolicy/s3fifo`` describes.
+    ///
+    /// The small queue's share is a tenth of `cost` and a tenth of `count`, rounded up, so that
+    /// even in a cache of a few entries the newest one can wait in it for a read. O(1)
+    /// amortized: each pass-over spends a read recorded by an earlier hit, or moves an entry
+    /// out of the small queue.
+    @inlinable
+    mutating func nextS3FIFOVictim(toCost cost: Int, count: Int) -> Int? {
+        let none = MemoryCache.Storage.none
+        while true {
+            let small = storage.small
+            let isSmallOverShare =
+                small.cost > Self.tenthRoundedUp(cost) || small.count > Self.tenthRoundedUp(count)
+            if small.tail != none && (isSmallOverShare || storage.main.tail == none) {
+                let slot = small.tail
+                guard storage.nodes[slot].frequency > 0 else {
+                    storage.ghosts.append(storage.key(at: slot), limit: storage.main.count)
+                    return slot
+                }
+                storage.nodes[slot].frequency = 0
+                storage.moveToHeadOfMain(slot)
+            } else if storage.main.tail != none {
+                let slot = storage.main.tail
+                let frequency = storage.nodes[slot].frequency
+                guard frequency > 0 else { return slot }
+                storage.nodes[slot].frequency = frequency - 1
+                storage.moveToFront(slot)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    @inlinable
+    static func tenthRoundedUp(_ value: Int) -> Int {
+        value / 10 + (value % 10 == 0 ? 0 : 1)
     }
 }

@@ -2,7 +2,7 @@ extension MemoryCache {
     /// Gives memory back: halves the cache on ``MemoryPressureLevel/warning`` and empties it on
     /// ``MemoryPressureLevel/critical``; does nothing on ``MemoryPressureLevel/normal``.
     ///
-    /// Halving evicts least-recently-used entries until both ``totalCost`` and ``totalCount``
+    /// Halving evicts entries in the order of the ``policy`` until both ``totalCost`` and ``totalCount``
     /// are at most half of what they were. Evicted entries are counted in
     /// ``MemoryCacheStatistics/evictions`` and reported with
     /// ``MemoryEvictionReason/memoryPressure``. Call it yourself (for example from
@@ -10,7 +10,7 @@ extension MemoryCache {
     /// ``startRespondingToMemoryPressure(_:)`` call it.
     ///
     /// - Parameter level: How severe the pressure is.
-    /// - Complexity: O(k) for k evicted entries on a warning; O(n) on critical pressure, with
+    /// - Complexity: O(k) amortized for k evicted entries on a warning; O(n) on critical pressure, with
     ///   the values released outside the lock.
     public func handleMemoryPressure(_ level: MemoryPressureLevel) {
         switch level {

@@ -113,13 +113,17 @@ extension MemoryCache {
             if isClaimed {
                 displaced = nil
                 storage.fill(slot, key: key, value: value, cost: cost, expiry: expiry)
-                recordInsertion(slot)
+                // The policies are defined as making room before they insert: the newcomer
+                // stays unlinked until then, so that it can never be its own victim.
+                let isIntoSmallQueue = admitsToSmallQueue(key)
+                evict(toCost: costLimit, count: countLimit, reserving: cost, reason: .limit, evictions: &evictions)
+                storage.link(slot, intoSmallQueue: isIntoSmallQueue)
             } else {
                 displaced = storage.replace(at: slot, value: value, cost: cost, expiry: expiry)
                 recordAccess(slot)
+                evict(toCost: costLimit, count: countLimit, reason: .limit, evictions: &evictions)
             }
             statistics.insertions += 1
-            evict(toCost: costLimit, count: countLimit, reason: .limit, evictions: &evictions)
             return displaced
         }
 
@@ -128,7 +132,22 @@ extension MemoryCache {
         mutating func evict(
             toCost cost: Int, count: Int, reason: MemoryEvictionReason, evictions: inout Evictions
         ) {
-            while storage.totalCost > cost || storage.count > count, let slot = victim() {
+            evict(toCost: cost, count: count, reserving: 0, reason: reason, evictions: &evictions)
+        }
+
+        /// Removes entries in eviction order until the total cost is at most `cost - reserved`
+        /// and the count at most `count`.
+        ///
+        /// `reserved` is the cost of a filled entry that is not linked yet, which must fit too;
+        /// the count already includes it. S3-FIFO still sizes its small queue from `cost`.
+        @inlinable
+        mutating func evict(
+            toCost cost: Int, count: Int, reserving reserved: Int, reason: MemoryEvictionReason,
+            evictions: inout Evictions
+        ) {
+            while storage.totalCost > cost - reserved || storage.count > count,
+                let slot = nextVictim(toCost: cost, count: count)
+            {
                 evictions.append(storage.remove(at: slot), reason: reason)
                 statistics.evictions += 1
             }

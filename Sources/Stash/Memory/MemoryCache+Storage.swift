@@ -15,7 +15,7 @@ extension MemoryCache {
         }
     }
 
-    /// An entry's place in the list, its cost and its expiry.
+    /// An entry's place in its queue, its cost, its expiry and its policy bits.
     ///
     /// Kept apart from the key and value, and made of plain integers, so that relinking an
     /// entry on a hit touches no reference-counted field.
@@ -25,9 +25,16 @@ extension MemoryCache {
         /// When the entry stops being served, as a time since the cache's epoch (see
         /// ``MemoryCache/clock``), or `nil` if it never expires.
         @usableFromInline var expiry: Duration?
-        /// The neighbour towards the front (more recently used), or ``Storage/none``.
+        /// SIEVE's visited bit (0 or 1), or S3-FIFO's read counter (0 to 3); 0 under LRU.
+        ///
+        /// Declared after `expiry`, like `isInSmallQueue`, so that both fit in the padding
+        /// that follows the optional `Duration` and the node stays 48 bytes.
+        @usableFromInline var frequency: UInt8
+        /// Whether the entry is in S3-FIFO's small queue rather than in ``Storage/main``.
+        @usableFromInline var isInSmallQueue: Bool
+        /// The neighbour towards the head (newer, or more recently used), or ``Storage/none``.
         @usableFromInline var previous: Int
-        /// The neighbour towards the back (less recently used), or ``Storage/none``.
+        /// The neighbour towards the tail (older, or less recently used), or ``Storage/none``.
         @usableFromInline var next: Int
 
         /// Creates a node that is not linked to any neighbour.
@@ -35,6 +42,8 @@ extension MemoryCache {
         init(cost: Int, expiry: Duration?) {
             self.cost = cost
             self.expiry = expiry
+            self.frequency = 0
+            self.isInSmallQueue = false
             self.previous = Storage.none
             self.next = Storage.none
         }
@@ -46,35 +55,61 @@ extension MemoryCache {
         }
     }
 
-    /// The entries: an intrusive doubly-linked list threaded through contiguous arrays by
-    /// index, plus a key-to-slot index.
+    /// The ends of one doubly-linked list threaded through ``Storage/nodes``, and how many
+    /// entries it holds at what total cost.
+    @usableFromInline
+    struct Queue {
+        /// The newest (or most recently used) entry, or ``Storage/none``.
+        @usableFromInline var head = Storage.none
+        /// The oldest (or least recently used) entry, or ``Storage/none``.
+        @usableFromInline var tail = Storage.none
+        @usableFromInline var count = 0
+        @usableFromInline var cost = 0
+
+        @inlinable
+        init() {}
+    }
+
+    /// The entries: intrusive doubly-linked lists threaded through contiguous arrays by index,
+    /// plus a key-to-slot index and the policies' own state.
     ///
     /// Slot `i` is `keys[i]` and `values[i]` (`nil` while the slot is free) and `nodes[i]` (its
-    /// links, cost and expiry; stale while the slot is free). Keys and values live in arrays of
-    /// their own so that reading a value on a hit copies the value alone. Every operation is
-    /// O(1). Freed slots are kept on a free list and reused, so a cache that has reached its
-    /// steady size stops allocating.
+    /// links, cost, expiry and policy bits; stale while the slot is free). Keys and values live
+    /// in arrays of their own so that reading a value on a hit copies the value alone. Every
+    /// operation is O(1). Freed slots are kept on a free list and reused, so a cache that has
+    /// reached its steady size stops allocating.
+    ///
+    /// Every entry is in ``main`` except those in S3-FIFO's ``small`` queue. The policies'
+    /// state lives here too, rather than beside the storage, so that emptying the cache by
+    /// swapping in a new storage resets it along with the entries.
     @usableFromInline
     struct Storage {
         @inlinable static var none: Int { -1 }
 
         // Internal rather than private(set) because inlined code in client modules mutates them;
-        // only the methods below do.
+        // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
         @usableFromInline var keys: [Key?] = []
         @usableFromInline var values: [Value?] = []
         @usableFromInline var nodes: [Node] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var slots: [Key: Int] = [:]
-        /// The front of the list (most recently used under LRU).
-        @usableFromInline var head = Storage.none
-        /// The back of the list: the next victim under LRU.
-        @usableFromInline var tail = Storage.none
-        @usableFromInline var totalCost = 0
+        /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
+        @usableFromInline var main = Queue()
+        /// S3-FIFO's small queue, newest first; empty under the other policies.
+        @usableFromInline var small = Queue()
+        /// The entry SIEVE's hand examines next, or ``none`` to start at the tail of ``main``.
+        ///
+        /// Always ``none`` or an entry of ``main``: removing the entry it points at moves it on.
+        @usableFromInline var hand = Storage.none
+        /// S3-FIFO's ghost queue; empty under the other policies.
+        @usableFromInline var ghosts = GhostQueue()
 
         @usableFromInline
         init() {}
 
         @inlinable var count: Int { slots.count }
+
+        @inlinable var totalCost: Int { main.cost + small.cost }
 
         @inlinable
         func slot(forKey key: Key) -> Int? { slots[key] }
@@ -109,7 +144,7 @@ extension MemoryCache {
         }
 
         /// Stores a new entry, unlinked, in the slot that ``slot(claimingFor:)`` claimed for
-        /// `key`; the caller links it where its policy wants it.
+        /// `key`; the caller links it where its policy wants it, which counts its cost.
         @inlinable
         mutating func fill(_ slot: Int, key: Key, value: Value, cost: Int, expiry: Duration?) {
             let node = Node(cost: cost, expiry: expiry)
@@ -124,25 +159,27 @@ extension MemoryCache {
                 values.append(value)
                 nodes.append(node)
             }
-            totalCost += cost
         }
 
         /// Unlinks and frees an entry, returning it so that the caller can release its value
         /// outside the lock or hand it to the eviction callback.
         @inlinable
         mutating func remove(at slot: Int) -> Entry {
+            // The hand moves on to the next newer entry, where it would have gone next; past
+            // the head it is `none` and starts again at the tail.
+            if slot == hand { hand = nodes[slot].previous }
             unlink(slot)
             let entry = Entry(key: keys[slot].take()!, value: values[slot].take()!)
             freeSlots.append(slot)
             slots[entry.key] = nil
-            totalCost -= nodes[slot].cost
             return entry
         }
 
         /// Replaces an entry's value, cost and expiry in place, returning the old value.
         @inlinable
         mutating func replace(at slot: Int, value: Value, cost: Int, expiry: Duration?) -> Value {
-            totalCost += cost - nodes[slot].cost
+            let change = cost - nodes[slot].cost
+            if nodes[slot].isInSmallQueue { small.cost += change } else { main.cost += change }
             nodes[slot].cost = cost
             nodes[slot].expiry = expiry
             var old = value
@@ -150,70 +187,129 @@ extension MemoryCache {
             return old
         }
 
+        /// Links an unlinked entry at the head of the small queue or of ``main``.
         @inlinable
-        mutating func linkAtFront(_ slot: Int) {
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = head
-            if head != Storage.none { nodes[head].previous = slot }
-            head = slot
-            if tail == Storage.none { tail = slot }
-        }
-
-        @inlinable
-        mutating func unlink(_ slot: Int) {
-            let previous = nodes[slot].previous
-            let next = nodes[slot].next
-            if previous != Storage.none { nodes[previous].next = next } else { head = next }
-            if next != Storage.none { nodes[next].previous = previous } else { tail = previous }
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = Storage.none
-        }
-
-        @inlinable
-        mutating func moveToFront(_ slot: Int) {
-            guard slot != head else { return }
-            unlink(slot)
-            linkAtFront(slot)
-        }
-
-        /// The entries from the back of the list to the front: the order in which they would
-        /// be evicted under LRU.
-        func slotsFromBack() -> some Sequence<Int> {
-            sequence(state: tail) { slot in
-                guard slot != Storage.none else { return nil }
-                defer { slot = nodes[slot].previous }
-                return slot
+        mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
+            nodes[slot].isInSmallQueue = isSmall
+            if isSmall {
+                Self.link(slot, atHeadOf: &small, nodes: &nodes)
+            } else {
+                Self.link(slot, atHeadOf: &main, nodes: &nodes)
             }
         }
 
-        /// Describes the first broken invariant of the list, the index or the running total.
+        /// Unlinks an entry from the queue it is in.
+        @inlinable
+        mutating func unlink(_ slot: Int) {
+            if nodes[slot].isInSmallQueue {
+                Self.unlink(slot, from: &small, nodes: &nodes)
+            } else {
+                Self.unlink(slot, from: &main, nodes: &nodes)
+            }
+        }
+
+        /// Moves an entry of ``main`` to its head.
+        ///
+        /// LRU's hit path: it relinks in place, without the queue choice and the count and cost
+        /// bookkeeping of ``unlink(_:)`` and ``link(_:intoSmallQueue:)``.
+        @inlinable
+        mutating func moveToFront(_ slot: Int) {
+            let head = main.head
+            guard slot != head else { return }
+            // Not the head, so it has a newer neighbour, and the queue has a head.
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            nodes[previous].next = next
+            if next != Storage.none { nodes[next].previous = previous } else { main.tail = previous }
+            nodes[slot].previous = Storage.none
+            nodes[slot].next = head
+            nodes[head].previous = slot
+            main.head = slot
+        }
+
+        /// Moves an entry from the small queue, or from within ``main``, to the head of ``main``.
+        @inlinable
+        mutating func moveToHeadOfMain(_ slot: Int) {
+            unlink(slot)
+            link(slot, intoSmallQueue: false)
+        }
+
+        @inlinable
+        static func link(_ slot: Int, atHeadOf queue: inout Queue, nodes: inout [Node]) {
+            nodes[slot].previous = Storage.none
+            nodes[slot].next = queue.head
+            if queue.head != Storage.none { nodes[queue.head].previous = slot } else { queue.tail = slot }
+            queue.head = slot
+            queue.count += 1
+            queue.cost += nodes[slot].cost
+        }
+
+        @inlinable
+        static func unlink(_ slot: Int, from queue: inout Queue, nodes: inout [Node]) {
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            if previous != Storage.none { nodes[previous].next = next } else { queue.head = next }
+            if next != Storage.none { nodes[next].previous = previous } else { queue.tail = previous }
+            nodes[slot].previous = Storage.none
+            nodes[slot].next = Storage.none
+            queue.count -= 1
+            queue.cost -= nodes[slot].cost
+        }
+
+        /// The entries from the tail of each queue to its head, the small queue first: the order
+        /// in which LRU would evict them, and for the FIFO policies, oldest first.
+        func slotsFromBack() -> some Sequence<Int> {
+            sequence(state: (slot: small.tail, isInSmallQueue: true)) { state in
+                if state.slot == Storage.none && state.isInSmallQueue { state = (main.tail, false) }
+                guard state.slot != Storage.none else { return nil }
+                defer { state.slot = nodes[state.slot].previous }
+                return state.slot
+            }
+        }
+
+        /// Describes the first broken invariant of the queues, the index, the running totals or
+        /// the policies' state.
         ///
         /// Returns `nil` if all hold. For tests; O(n).
         func invariantViolation() -> String? {
             guard keys.count == nodes.count, values.count == nodes.count else {
                 return "\(keys.count) keys and \(values.count) values for \(nodes.count) nodes"
             }
-            var slot = head
-            var previous = Storage.none
-            var visited = 0
-            var cost = 0
-            while slot != Storage.none {
-                guard visited < count, let key = keys[slot], values[slot] != nil else {
-                    return "list is longer than the index or cyclic"
+            var linked: Set<Int> = []
+            for (name, queue, isSmall) in [("main", main, false), ("small", small, true)] {
+                var slot = queue.head
+                var previous = Storage.none
+                var visited = 0
+                var cost = 0
+                while slot != Storage.none {
+                    guard linked.count < count, let key = keys[slot], values[slot] != nil else {
+                        return "\(name) is longer than the index or cyclic"
+                    }
+                    let node = nodes[slot]
+                    guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
+                    guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
+                    guard node.isInSmallQueue == isSmall else { return "slot \(slot) is in \(name) but not marked so" }
+                    guard node.frequency <= 3 else { return "slot \(slot) has frequency \(node.frequency)" }
+                    linked.insert(slot)
+                    visited += 1
+                    cost += node.cost
+                    previous = slot
+                    slot = node.next
                 }
-                let node = nodes[slot]
-                guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
-                guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
-                visited += 1
-                cost += node.cost
-                previous = slot
-                slot = node.next
+                if previous != queue.tail { return "\(name) tail is \(queue.tail), the walk ended at \(previous)" }
+                if visited != queue.count { return "\(name) has \(visited) nodes, its count is \(queue.count)" }
+                if cost != queue.cost { return "\(name) nodes cost \(cost), its cost is \(queue.cost)" }
             }
-            if previous != tail { return "tail is \(tail), the walk ended at \(previous)" }
-            if visited != count { return "list has \(visited) nodes, the index \(count)" }
-            if cost != totalCost { return "nodes cost \(cost), totalCost is \(totalCost)" }
-            if visited + freeSlots.count != nodes.count { return "free list does not cover the empty slots" }
-            return nil
+            if linked.count != count { return "queues hold \(linked.count) nodes, the index \(count)" }
+            if linked.count + freeSlots.count != nodes.count { return "free list does not cover the empty slots" }
+            if hand != Storage.none && (!linked.contains(hand) || nodes[hand].isInSmallQueue) {
+                return "hand \(hand) is not an entry of main"
+            }
+            let storedFingerprints = Set(slots.keys.map(\.hashValue))
+            if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
+                return "fingerprint \(ghost) is both stored and a ghost"
+            }
+            return ghosts.invariantViolation()
         }
     }
 }

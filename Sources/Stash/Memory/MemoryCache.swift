@@ -1,7 +1,7 @@
 import Foundation
 
 /// A thread-safe, in-memory cache of decoded values with a cost limit, a count limit, optional
-/// time-to-live and least-recently-used eviction.
+/// time-to-live and a choice of eviction policy: least-recently-used, SIEVE or S3-FIFO.
 ///
 /// ```swift
 /// let thumbnails = MemoryCache<String, Data>(costLimit: 50_000_000, cost: { $0.count })
@@ -14,10 +14,15 @@ import Foundation
 /// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
 /// that has reached its steady size, allocate nothing.
 ///
-/// **Limits.** After every insertion the cache evicts least-recently-used entries until
-/// ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``. A value whose cost is
+/// **Limits.** After every insertion the cache evicts entries, in the order its ``policy``
+/// chooses, until ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``. A value whose cost is
 /// more than ``entryCostLimitRatio`` × ``costLimit`` is not kept at all, so one huge value cannot
 /// flush everything else.
+///
+/// **Policy.** ``MemoryEvictionPolicy/leastRecentlyUsed`` (the default) evicts the entry read or
+/// written longest ago. ``MemoryEvictionPolicy/sieve`` and ``MemoryEvictionPolicy/s3fifo`` are
+/// scan-resistant: a one-off pass over many keys does not flush the entries in use, and a hit
+/// only sets a bit or a counter instead of moving the entry. See ``MemoryEvictionPolicy``.
 ///
 /// **Expiry.** An entry whose time-to-live has passed is a miss and is removed when it is next
 /// looked at; until then it still counts towards the totals. ``removeExpiredValues()`` sweeps
@@ -46,6 +51,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The largest fraction of ``costLimit`` that one entry may cost and still be kept.
     public let entryCostLimitRatio: Double
 
+    /// Which entries the cache gives up first when it is over a limit.
+    public let policy: MemoryEvictionPolicy
+
     /// A default cost limit sized for entries whose cost is their size in bytes: a quarter of
     /// physical memory, at most 512 MiB.
     public static var defaultCostLimit: Int {
@@ -64,6 +72,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///     Defaults to `nil`: values never expire. Must be positive when given.
     ///   - entryCostLimitRatio: An entry costing more than this fraction of `costLimit` is not
     ///     kept. Defaults to 0.1. Must be in `0 < ratio ≤ 1`.
+    ///   - policy: Which entries to give up first when over a limit. Defaults to
+    ///     ``MemoryEvictionPolicy/leastRecentlyUsed``; see ``MemoryEvictionPolicy`` for when to
+    ///     pick ``MemoryEvictionPolicy/sieve`` or ``MemoryEvictionPolicy/s3fifo``.
     ///   - cost: Computes the cost of a value stored without an explicit cost, for example
     ///     `{ $0.count }` for `Data`. Defaults to `nil`: such values cost 1.
     ///   - clock: The current time, for expiry. Inject a manual clock in tests. Defaults to
@@ -73,6 +84,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         countLimit: Int = .max,
         defaultTimeToLive: Duration? = nil,
         entryCostLimitRatio: Double = 0.1,
+        policy: MemoryEvictionPolicy = .leastRecentlyUsed,
         cost: (@Sendable (Value) -> Int)? = nil,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
@@ -89,12 +101,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         self.state = LockedValue(
             State(
                 costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio,
-                policy: .leastRecentlyUsed))
+                policy: policy))
         let epoch = clock()
         self.clock = { epoch.duration(to: clock()) }
         self.costFunction = cost
         self.defaultTimeToLive = defaultTimeToLive
         self.entryCostLimitRatio = entryCostLimitRatio
+        self.policy = policy
     }
 
     deinit {
@@ -105,8 +118,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: - Reading
 
-    /// Returns the value stored for a key, or `nil` on a miss, and marks the entry as most
-    /// recently used.
+    /// Returns the value stored for a key, or `nil` on a miss, and records the access for the
+    /// eviction policy.
+    ///
+    /// Under ``MemoryEvictionPolicy/leastRecentlyUsed`` the entry becomes the most recently
+    /// used; under ``MemoryEvictionPolicy/sieve`` and ``MemoryEvictionPolicy/s3fifo`` it is
+    /// marked as read and keeps its place.
     ///
     /// An entry whose time-to-live has passed is a miss; it is removed and reported to
     /// ``onEviction`` with ``MemoryEvictionReason/expired``.
@@ -142,8 +159,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: - Writing
 
-    /// Stores a value for a key, replacing any value already stored for it, then evicts
-    /// least-recently-used entries until the cache is within its limits.
+    /// Stores a value for a key, replacing any value already stored for it, then evicts entries
+    /// in the order of the ``policy`` until the cache is within its limits.
+    ///
+    /// Replacing a value counts as an access to the entry, as a hit does. Room for a new entry
+    /// is made before it is added, so it is never evicted to make room for itself.
     ///
     /// If the value's cost is more than ``entryCostLimitRatio`` × ``costLimit``, or its
     /// time-to-live is not positive, or ``countLimit`` is zero, the value is not kept and any
@@ -204,17 +224,19 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: - Removing in bulk
 
     /// Removes every entry, reporting each to ``onEviction`` with
-    /// ``MemoryEvictionReason/removedAll``, least recently used first.
+    /// ``MemoryEvictionReason/removedAll``, least recently used (or oldest) first.
+    ///
+    /// It also forgets the policy's history: SIEVE's hand and S3-FIFO's ghost keys.
     ///
     /// - Complexity: O(n) for n entries; the values are released outside the lock.
     public func removeAll() {
         removeAll(reason: .removedAll)
     }
 
-    /// Evicts least-recently-used entries until ``totalCost`` is at most `cost`.
+    /// Evicts entries in the order of the ``policy`` until ``totalCost`` is at most `cost`.
     ///
     /// - Parameter cost: The total cost to trim down to. Must not be negative.
-    /// - Complexity: O(k) for k evicted entries.
+    /// - Complexity: O(k) amortized for k evicted entries.
     public func trim(toCost cost: Int) {
         precondition(cost >= 0, "MemoryCache.trim(toCost:) needs a cost that is not negative; it is \(cost).")
         mutate { state, evictions in
@@ -222,10 +244,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    /// Evicts least-recently-used entries until ``totalCount`` is at most `count`.
+    /// Evicts entries in the order of the ``policy`` until ``totalCount`` is at most `count`.
     ///
     /// - Parameter count: The number of entries to trim down to. Must not be negative.
-    /// - Complexity: O(k) for k evicted entries.
+    /// - Complexity: O(k) amortized for k evicted entries.
     public func trim(toCount count: Int) {
         precondition(count >= 0, "MemoryCache.trim(toCount:) needs a count that is not negative; it is \(count).")
         mutate { state, evictions in
@@ -246,11 +268,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The most that all entries together may cost.
     ///
-    /// Lowering it evicts least-recently-used entries, reported with
+    /// Lowering it evicts entries in the order of the ``policy``, reported with
     /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative. Entries already stored are not re-checked against the new
     /// per-entry limit.
     ///
-    /// - Complexity: O(1) to read; setting is O(k) for k evicted entries.
+    /// - Complexity: O(1) to read; setting is O(k) amortized for k evicted entries.
     public var costLimit: Int {
         get { state.withLock { $0.costLimit } }
         set {
@@ -264,10 +286,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The most entries the cache holds.
     ///
-    /// Lowering it evicts least-recently-used entries, reported with
+    /// Lowering it evicts entries in the order of the ``policy``, reported with
     /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative.
     ///
-    /// - Complexity: O(1) to read; setting is O(k) for k evicted entries.
+    /// - Complexity: O(1) to read; setting is O(k) amortized for k evicted entries.
     public var countLimit: Int {
         get { state.withLock { $0.countLimit } }
         set {
@@ -369,10 +391,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: - Test hooks
 
-    /// The keys from the next victim to the most recently used entry.
+    /// The keys from the next victim to the most recently used entry under LRU; under the
+    /// FIFO policies, the small queue's then the main queue's, each oldest first.
     var keysInEvictionOrder: [Key] {
         state.withLock { state in state.storage.slotsFromBack().map { state.storage.key(at: $0) } }
     }
+
+    /// The fingerprints (hash values) of the keys S3-FIFO remembers as recently evicted from
+    /// its small queue, oldest first.
+    var ghostFingerprints: [Int] { state.withLock { $0.storage.ghosts.fingerprintsOldestFirst } }
 
     /// The first broken invariant of the storage, or `nil` if it is consistent.
     var storageInvariantViolation: String? { state.withLock { $0.storage.invariantViolation() } }
