@@ -93,9 +93,11 @@ case "mixed":
     var generator = Generator(state: seed)
     let deadline = Date().addingTimeInterval(Double(millis) / 1000)
     var counts = (stores: 0, hits: 0, misses: 0, removes: 0, corrupt: 0)
+    var stage = "open"
     do {
         let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
         while Date() < deadline {
+            stage = "operation \(counts.stores + counts.hits + counts.misses + counts.removes + 1)"
             let key = "key-\(Int.random(in: 0..<150, using: &generator))"
             switch Int.random(in: 0..<10, using: &generator) {
             case 0...3:
@@ -114,7 +116,7 @@ case "mixed":
             }
         }
     } catch {
-        fail("mixed failed: \(error)")
+        fail("mixed failed at \(stage): \(error)")
     }
     say(
         "stores=\(counts.stores) hits=\(counts.hits) misses=\(counts.misses) removes=\(counts.removes) corrupt=\(counts.corrupt)"
@@ -134,6 +136,27 @@ case "check":
     } catch {
         fail("check failed: \(error)")
     }
+
+case "open-rounds":
+    // Opens a new cache in DIR/0, DIR/1, … and stores one value in each, starting round i at
+    // wall-clock time START + i × 50 ms: two processes given the same START create each
+    // index at the same moment.
+    guard arguments.count > 4, let rounds = Int(arguments[3]), let start = Double(arguments[4]) else {
+        fail("usage: open-rounds DIR ROUNDS START")
+    }
+    for round in 0..<rounds {
+        let wait = start + Double(round) * 0.05 - Date().timeIntervalSince1970
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        do {
+            let dir = directory.appendingPathComponent("\(round)")
+            let cache = try DiskCache(directory: dir, configuration: configuration(seed: 1))
+            try cache.store(Data("x".utf8), forKey: "probe")
+            cache.close()
+        } catch {
+            fail("round \(round) failed: \(error)")
+        }
+    }
+    say("ok")
 
 case "open":
     do {

@@ -7,14 +7,14 @@ import Testing
 /// eviction reports after every step.
 @Suite struct MemoryCacheModelTests {
     /// The obvious, slow implementation: a dictionary of values, and the policy's order kept in
-    /// arrays by ``ReferencePolicy``.
+    /// arrays by ``MemoryReferencePolicy``.
     private struct Model {
         struct Stored {
             var value: Int
             var expiry: ContinuousClock.Instant?
         }
 
-        var order: ReferencePolicy<Int>
+        var order: MemoryReferencePolicy<Int>
         var stored: [Int: Stored] = [:]
         var costLimit: Int
         var countLimit: Int
@@ -114,7 +114,7 @@ import Testing
         let ratio = [0.1, 0.25, 0.5, 1][Int.random(in: 0..<4, using: &random)]
         let defaultTimeToLive: Duration? = Bool.random(using: &random) ? .seconds(4) : nil
         var model = Model(
-            order: ReferencePolicy(policy), costLimit: Int.random(in: 20...80, using: &random),
+            order: MemoryReferencePolicy(policy), costLimit: Int.random(in: 20...80, using: &random),
             countLimit: Int.random(in: 4...20, using: &random),
             ratio: ratio, defaultTimeToLive: defaultTimeToLive)
         let cache = MemoryCache<Int, Int>(

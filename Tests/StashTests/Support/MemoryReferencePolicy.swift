@@ -6,7 +6,7 @@
 ///
 /// It knows which keys are cached, at what cost, in which order, and the policies' state;
 /// values, expiry and statistics are the caller's business.
-struct ReferencePolicy<Key: Hashable> {
+struct MemoryReferencePolicy<Key: Hashable> {
     struct Entry {
         var key: Key
         var cost: Int
@@ -91,7 +91,7 @@ struct ReferencePolicy<Key: Hashable> {
         return evicted
     }
 
-    mutating func removeAll() { self = ReferencePolicy(policy) }
+    mutating func removeAll() { self = MemoryReferencePolicy(policy) }
 
     private mutating func victim(toCost cost: Int, count targetCount: Int) -> Key? {
         if policy == .leastRecentlyUsed { return main.last?.key }
