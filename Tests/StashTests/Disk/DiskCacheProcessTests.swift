@@ -77,8 +77,9 @@ import Testing
         }
     }
 
-    /// An app and its extension may both open a new cache at the same moment. SQLite then
-    /// reports "database is locked" at once, without waiting through the busy handler, to a
+    /// An app and its extension may both open a new cache at the same moment.
+    ///
+    /// SQLite then reports "database is locked" at once, without waiting through the busy handler, to a
     /// process whose first statements meet the other switching the new index to WAL; before
     /// the open retried, 14 of 30 simultaneous two-process starts failed so.
     @Test func processesCreatingACacheAtTheSameMomentAllSucceed() throws {
