@@ -6,6 +6,9 @@ import Stash
 struct DiskWorkloads {
     var runs: Int
     var quick: Bool
+    /// The eviction policy of every cache the workloads open (`--policy`; the library's
+    /// default otherwise), recorded in each measurement.
+    var policy = DiskCache.Configuration().evictionPolicy
 
     static let sizes = [1024, 32 * 1024, 256 * 1024, 2 * 1024 * 1024]
 
@@ -16,7 +19,8 @@ struct DiskWorkloads {
 
     func unlimited(_ dir: URL) throws -> DiskCache {
         try DiskCache(
-            directory: dir, configuration: .init(sizeLimit: .gigabytes(1000), reclaimsOrphansOnOpen: false))
+            directory: dir,
+            configuration: .init(sizeLimit: .gigabytes(1000), evictionPolicy: policy, reclaimsOrphansOnOpen: false))
     }
 
     func fill(_ cache: DiskCache, count: Int, size: Int) throws {
@@ -30,8 +34,10 @@ struct DiskWorkloads {
             for (name, workload) in [
                 ("set", set), ("get-hit", getHit), ("get-miss", getMiss), ("set-full", setFull), ("delete", delete),
             ] as [(String, (Int) throws -> Measurement)] where only?.contains(name) ?? true {
-                log("stash \(name) \(size)")
-                results.append(try workload(size))
+                log("stash \(name) \(size) \(policy)")
+                var measurement = try workload(size)
+                measurement.policy = policy.description
+                results.append(measurement)
             }
         }
         if only?.contains("open") ?? true { results.append(try open()) }
@@ -100,7 +106,8 @@ struct DiskWorkloads {
         let runs = try measure(runs: runs) {
             try withScratchDirectory { dir in
                 var configuration = DiskCache.Configuration(
-                    sizeLimit: .bytes(capacity * size), lowWaterMark: 1.0, reclaimsOrphansOnOpen: false)
+                    sizeLimit: .bytes(capacity * size), lowWaterMark: 1.0, evictionPolicy: policy,
+                    reclaimsOrphansOnOpen: false)
                 configuration.onEviction = { _ in evictions.add(1) }
                 let cache = try DiskCache(directory: dir, configuration: configuration)
                 try fill(cache, count: capacity + capacity / 10, size: size)
@@ -146,8 +153,10 @@ struct DiskWorkloads {
             let middle = key(entries / 2)
             let runs = try measure(runs: runs) {
                 let start = now()
-                // The default configuration: orphan collection starts in the background, as in an app.
-                let cache = try DiskCache(directory: dir, sizeLimit: .gigabytes(1000))
+                // The default configuration (with the policy the cache was filled under): orphan
+                // collection starts in the background, as in an app.
+                let cache = try DiskCache(
+                    directory: dir, configuration: .init(sizeLimit: .gigabytes(1000), evictionPolicy: policy))
                 guard try cache.data(forKey: middle)?.count == 1024 else { fatalError("open: first get missed") }
                 let elapsed = now() - start
                 cache.close()

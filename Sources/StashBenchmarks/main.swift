@@ -70,7 +70,12 @@ do {
     default:
         let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
         if !flag("--no-disk") {
-            report(try DiskWorkloads(runs: runs, quick: quick).all(only: only), title: "DiskCache")
+            var disk = DiskWorkloads(runs: runs, quick: quick)
+            if let name = option("--policy") {
+                guard let policy = EvictionPolicy(name: name) else { fail("unknown policy \(name)") }
+                disk.policy = policy
+            }
+            report(try disk.all(only: only), title: "DiskCache (\(disk.policy))")
         }
         if !flag("--no-memory") {
             report(try MemoryWorkloads(runs: runs, quick: quick).all(), title: "MemoryCache and Cache<Data>")
