@@ -11,27 +11,41 @@ struct AccessLog {
 
     private var pending: [Data: Access] = [:]
     private var sequence = 0
+    /// Hits served by a tier in front of the disk, by key: counted only, so that recording one
+    /// costs a hash lookup and nothing else, and turned into accesses when the log is drained.
+    private var frontTierHits: [String: Int] = [:]
 
     var count: Int { pending.count }
+    var frontTierCount: Int { frontTierHits.count }
 
-    mutating func record(_ key: Data, at date: Date) {
+    mutating func record(_ key: Data, at date: Date, hits: Int = 1) {
         sequence += 1
         let sequence = sequence
         // One hash lookup: the entry is updated in place through the subscript's modify accessor.
         func update(_ access: inout Access) {
-            access.hits += 1
+            access.hits += hits
             access.sequence = sequence
             access.date = date
         }
         update(&pending[key, default: Access(sequence: 0, date: date, hits: 0)])
     }
 
+    mutating func recordFrontTierHit(_ key: String) {
+        frontTierHits[key, default: 0] += 1
+    }
+
     func lastAccess(of key: Data) -> Date? { pending[key]?.date }
 
-    mutating func forget(_ key: Data) { pending[key] = nil }
+    mutating func forget(_ key: Data) {
+        pending[key] = nil
+        if !frontTierHits.isEmpty { frontTierHits[String(decoding: key, as: UTF8.self)] = nil }
+    }
 
-    /// Removes and returns the pending accesses, least recent first.
-    mutating func drain() -> [(key: Data, access: Access)] {
+    /// Removes and returns the pending accesses, least recent first; front-tier hits count as
+    /// accesses at `date`, after the others.
+    mutating func drain(at date: Date) -> [(key: Data, access: Access)] {
+        for (key, hits) in frontTierHits { record(Data(key.utf8), at: date, hits: hits) }
+        frontTierHits.removeAll(keepingCapacity: true)
         defer { pending.removeAll(keepingCapacity: true) }
         return pending.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value) }
     }
@@ -52,7 +66,8 @@ extension DiskCache {
 
     /// Writes all recorded accesses to the index in one transaction.
     func flushAccesses() throws {
-        let accesses = accessLog.withLock { $0.drain() }
+        let now = configuration.clock()
+        let accesses = accessLog.withLock { $0.drain(at: now) }
         guard !accesses.isEmpty else { return }
         try index.write { db in try applyAccesses(accesses, in: db) }
     }
@@ -60,7 +75,8 @@ extension DiskCache {
     /// Writes recorded accesses inside a transaction that is already open, so that eviction
     /// decisions see every hit.
     func flushAccesses(in db: SQLiteConnection) throws {
-        let accesses = accessLog.withLock { $0.drain() }
+        let now = configuration.clock()
+        let accesses = accessLog.withLock { $0.drain(at: now) }
         try applyAccesses(accesses, in: db)
     }
 
@@ -96,17 +112,20 @@ extension DiskCache {
     /// or, to the default ``EvictionPolicy/tinyLFU``, requested once. ``Cache`` and
     /// `ResourceLoader` call it for their memory hits.
     ///
-    /// No disk I/O on the caller's thread: the hit joins the in-memory batch that the hits of
-    /// ``data(forKey:)`` go to, and a full batch is written on a background queue. A key that
-    /// is not stored is ignored when the batch is written. ``statistics`` does not change.
+    /// Cheap enough for a memory hit's path: the hit is counted in memory (one hash lookup
+    /// under a lock) and written with the next batch of accesses — before any eviction
+    /// decision, with the disk's own hits, or on ``close()`` — as one access per key at that
+    /// moment. Only when hits for more than ``frontTierHitLimit`` distinct keys are waiting is
+    /// a batch written, on a background queue. A key that is not stored is ignored when the
+    /// batch is written. ``statistics`` does not change.
     ///
     /// - Parameter key: The key, as stored; an empty key is ignored.
-    /// - Complexity: O(*k*) amortised in the key's length.
+    /// - Complexity: O(*k*) in the key's length.
     public func recordHit(forKey key: String) {
         guard !key.isEmpty else { return }
         let isFull = accessLog.withLock { log in
-            log.record(Data(key.utf8), at: configuration.clock())
-            return log.count >= configuration.accessFlushBatch
+            log.recordFrontTierHit(key)
+            return log.frontTierCount >= Self.frontTierHitLimit
         }
         if isFull {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
@@ -115,4 +134,7 @@ extension DiskCache {
             }
         }
     }
+
+    /// How many distinct keys' front-tier hits may wait in memory before they are written.
+    public static let frontTierHitLimit = 16_384
 }

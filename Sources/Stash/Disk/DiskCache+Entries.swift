@@ -38,7 +38,7 @@ extension DiskCache {
                 return files
             }
         }
-        accessLog.withLock { _ = $0.drain() }
+        accessLog.withLock { _ = $0.drain(at: Date()) }
         discardSketch()
         for file in files {
             try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
