@@ -31,6 +31,12 @@ extension ResourceLoader {
         /// turns the memory tier off (its count limit is then zero too). Change the limit later
         /// through the tier's ``Stash/MemoryCache/costLimit``. Defaults to 50 MB.
         public var memoryCostLimit: ByteCount
+        /// Which bodies the memory tier gives up first when it is full.
+        ///
+        /// Defaults to ``Stash/MemoryEvictionPolicy/leastRecentlyUsed``; ``Stash/MemoryEvictionPolicy/sieve``
+        /// or ``Stash/MemoryEvictionPolicy/s3fifo`` keep often-requested bodies through a one-off
+        /// pass over many URLs. The disk's policy is the ``Stash/DiskCache``'s own.
+        public var memoryEvictionPolicy: MemoryEvictionPolicy
         /// When transient failures are retried.
         ///
         /// Defaults to ``RetryPolicy/init(maximumRetries:initialDelay:multiplier:maximumDelay:)``'s defaults.
@@ -56,6 +62,7 @@ extension ResourceLoader {
             cachePolicy: CachePolicy = .cacheFirst,
             maximumResponseSize: ByteCount? = nil,
             memoryCostLimit: ByteCount = .megabytes(50),
+            memoryEvictionPolicy: MemoryEvictionPolicy = .leastRecentlyUsed,
             retryPolicy: RetryPolicy = RetryPolicy(),
             cacheKey: @escaping @Sendable (URLRequest) -> String = Configuration.urlCacheKey,
             clock: @escaping @Sendable () -> Date = { Date() },
@@ -65,6 +72,7 @@ extension ResourceLoader {
             self.cachePolicy = cachePolicy
             self.maximumResponseSize = maximumResponseSize
             self.memoryCostLimit = memoryCostLimit
+            self.memoryEvictionPolicy = memoryEvictionPolicy
             self.retryPolicy = retryPolicy
             self.cacheKey = cacheKey
             self.clock = clock

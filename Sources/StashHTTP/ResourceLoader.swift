@@ -85,7 +85,8 @@ public final class ResourceLoader: Sendable {
         self.logger = logger
         let memoryLimit = configuration.memoryCostLimit.bytes
         self.memory = MemoryCache(
-            costLimit: memoryLimit, countLimit: memoryLimit == 0 ? 0 : .max, cost: { $0.data.count })
+            costLimit: memoryLimit, countLimit: memoryLimit == 0 ? 0 : .max,
+            policy: configuration.memoryEvictionPolicy, cost: { $0.data.count })
         let counters = LockedValue(Statistics())
         self.counters = counters
         let scheduler = TransferScheduler(limit: configuration.maximumConcurrentTransfers)

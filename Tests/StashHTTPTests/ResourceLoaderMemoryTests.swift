@@ -43,6 +43,14 @@ struct ResourceLoaderMemoryTests {
         }
     }
 
+    @Test func theMemoryTiersPolicyComesFromTheConfiguration() async throws {
+        try await withTemporaryDirectory { directory in
+            #expect(try Fixture(directory: directory).loader.memory.policy == .leastRecentlyUsed)
+            let fixture = try Fixture(directory: directory) { $0.memoryEvictionPolicy = .sieve }
+            #expect(fixture.loader.memory.policy == .sieve)
+        }
+    }
+
     @Test func memoryHitsCountForTheDiskCachesEviction() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in

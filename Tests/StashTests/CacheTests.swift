@@ -58,6 +58,15 @@ final class CacheEventLog: Sendable {
         }
     }
 
+    @Test func theMemoryTiersPolicyIsChosenAtCreation() throws {
+        try withTemporaryDirectory { dir in
+            #expect(try Cache(directory: dir, codec: .data).memory.policy == .leastRecentlyUsed)
+            let cache = try Cache(directory: dir, memoryEvictionPolicy: .s3fifo, codec: .data)
+            #expect(cache.memory.policy == .s3fifo)
+            #expect(cache.disk.configuration.evictionPolicy == .tinyLFU)
+        }
+    }
+
     @Test func readAfterAMemoryPurgeIsServedFromDiskThenFromMemory() throws {
         try withTemporaryDirectory { dir in
             let cache = try Cache(directory: dir, codec: .string)

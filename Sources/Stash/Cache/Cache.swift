@@ -98,6 +98,10 @@ public final class Cache<Value: Sendable>: Sendable {
     ///     ``MemoryCache/defaultCostLimit``.
     ///   - memoryCountLimit: The most values kept in memory. Defaults to no limit; set one when
     ///     values cost 1 each (any type other than `Data` and `String` without a `cost`).
+    ///   - memoryEvictionPolicy: Which values the memory tier gives up first. Defaults to
+    ///     ``MemoryEvictionPolicy/leastRecentlyUsed``. The disk tier uses its default policy,
+    ///     ``EvictionPolicy/tinyLFU``; pass your own ``DiskCache`` to
+    ///     ``init(disk:memory:codec:cost:onEvent:)`` to choose another.
     ///   - codec: Encodes values for the disk and decodes them back.
     ///   - cost: A value's cost in memory. Defaults to `nil`: the length in bytes of `Data`
     ///     values and the UTF-8 length of `String` values, and 1 for any other value.
@@ -109,6 +113,7 @@ public final class Cache<Value: Sendable>: Sendable {
     public convenience init(
         directory: URL, sizeLimit: ByteCount = .megabytes(150),
         memoryCostLimit: Int = MemoryCache<CacheKey, Value>.defaultCostLimit, memoryCountLimit: Int = .max,
+        memoryEvictionPolicy: MemoryEvictionPolicy = .leastRecentlyUsed,
         codec: some ValueCodec<Value>, cost: (@Sendable (Value) -> Int)? = nil,
         onEvent: (@Sendable (CacheEvent) -> Void)? = nil
     ) throws {
@@ -120,7 +125,8 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         let disk = try DiskCache(directory: directory, sizeLimit: sizeLimit)
         let memory = MemoryCache<CacheKey, Value>(
-            costLimit: memoryCostLimit, countLimit: memoryCountLimit, cost: cost ?? Self.defaultCost)
+            costLimit: memoryCostLimit, countLimit: memoryCountLimit, policy: memoryEvictionPolicy,
+            cost: cost ?? Self.defaultCost)
         self.init(disk: disk, memory: memory, codec: codec, onEvent: onEvent)
     }
 
