@@ -13,9 +13,10 @@ extension DiskCache {
     ///
     /// - Complexity: O(1).
     public static func storedEvictionPolicy(in directory: URL) -> EvictionPolicy? {
-        let path = directory.standardizedFileURL.path + "/index.sqlite"
+        let path = DiskIndex.databasePath(inRoot: directory.standardizedFileURL.path)
+        let busyTimeout = Configuration().busyTimeout
         guard FileManager.default.fileExists(atPath: path),
-            let connection = try? SQLiteConnection(path: path, busyTimeout: .seconds(5), createsFile: false)
+            let connection = try? SQLiteConnection(path: path, busyTimeout: busyTimeout, createsFile: false)
         else { return nil }
         defer { connection.close() }
         let name = try? connection.first("SELECT policy FROM totals WHERE id = 1") { $0.text(0) }

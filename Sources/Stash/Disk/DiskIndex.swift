@@ -28,6 +28,9 @@ final class DiskIndex: @unchecked Sendable {
         var generation = 0
     }
 
+    /// Where the index of the cache rooted at `root` lives.
+    static func databasePath(inRoot root: String) -> String { root + "/index.sqlite" }
+
     private let writer = LockedValue(Writer())
     private let readers = LockedValue(ReaderPool())
 
@@ -36,7 +39,7 @@ final class DiskIndex: @unchecked Sendable {
         onRecovery: @escaping @Sendable (String) -> Void
     ) throws {
         self.root = root
-        self.databasePath = root + "/index.sqlite"
+        self.databasePath = Self.databasePath(inRoot: root)
         self.busyTimeout = busyTimeout
         self.durability = durability
         self.onRecovery = onRecovery
@@ -162,7 +165,7 @@ final class DiskIndex: @unchecked Sendable {
     /// timeout.
     private func openAndMigrate() throws -> SQLiteConnection {
         let deadline = ContinuousClock.now + busyTimeout
-        var pause = Duration.milliseconds(1)
+        var pause: TimeInterval = 0.001
         while true {
             do {
                 let db = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
@@ -174,8 +177,8 @@ final class DiskIndex: @unchecked Sendable {
                 }
                 return db
             } catch let error as SQLiteError where error.isBusy && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
-                pause = min(pause * 2, .milliseconds(50))
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
             } catch let error as SQLiteError where !error.isCorruption {
                 throw indexError(error, opening: true)
             }

@@ -110,6 +110,16 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
         }
     }
 
+    @Test func noStoredPolicyIsReadFromAnIndexThatIsNotOne() throws {
+        try withTemporaryDirectory { dir in
+            let index = dir.appendingPathComponent("index.sqlite")
+            let garbage = Data("not a database, just bytes that happen to sit here".utf8)
+            try garbage.write(to: index)
+            #expect(DiskCache.storedEvictionPolicy(in: dir) == nil)
+            #expect(try Data(contentsOf: index) == garbage)
+        }
+    }
+
     @Test func aHitRecordedForAFrontTierCountsForEvictionWithoutReadingOrCounting() throws {
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(
