@@ -76,6 +76,9 @@ extension DiskCache {
         /// Called, outside any lock, when the cache notices and handles damage (a damaged
         /// index moved aside, a truncated file dropped, orphans reclaimed).
         public var onEvent: (@Sendable (Event) -> Void)?
+        /// Opens the cache read-only even when its directory is writable (fault injection in
+        /// tests, where running as root makes every directory writable).
+        var opensReadOnly = false
 
         /// Creates a configuration.
         public init(
@@ -153,6 +156,15 @@ extension DiskCache {
     public enum Event: Sendable, CustomStringConvertible {
         /// The index was damaged and replaced by an empty one.
         case recoveredDamagedIndex(message: String)
+        /// The index was missing or damaged and was rebuilt from the self-describing value files
+        /// (see ``DiskCache/lastIndexRebuild`` for the reason and where the old index went).
+        case indexRebuilt(recovered: Int, lost: Int)
+        /// A rebuild of the index has examined `filesScanned` value files so far (sent every
+        /// thousand files, for progress displays).
+        case rebuildingIndex(filesScanned: Int)
+        /// The disk was full while storing: entries were evicted and the effective size limit
+        /// lowered to what the disk holds (see ``DiskCache/effectiveSizeLimit``).
+        case diskFull(effectiveSizeLimit: ByteCount)
         /// An entry's value file was missing, short or failed its checksum; the entry was dropped.
         case droppedDamagedEntry(key: String, reason: String)
         /// Files left behind by an interrupted write were removed.
@@ -166,6 +178,10 @@ extension DiskCache {
         public var description: String {
             switch self {
             case .recoveredDamagedIndex(let message): message
+            case .indexRebuilt(let recovered, let lost):
+                "index rebuilt from the value files: \(recovered) entries recovered, \(lost) lost"
+            case .rebuildingIndex(let scanned): "rebuilding the index: \(scanned) files scanned"
+            case .diskFull(let limit): "the disk is full: effective size limit lowered to \(limit)"
             case .droppedDamagedEntry(let key, let reason): "dropped damaged entry '\(key)': \(reason)"
             case .reclaimedOrphans(let count, let bytes): "reclaimed \(count) orphan files (\(bytes) bytes)"
             case .writeFailed(let key, let error): "write of '\(key)' failed: \(error)"
@@ -238,6 +254,11 @@ extension DiskCache {
         public var failedWrites = 0
         /// Reads through the non-throwing subscript that failed.
         public var failedReads = 0
+        /// Stores that met a full disk and were retried after evicting.
+        public var diskFullRetries = 0
+        /// The size limit in force after a full disk lowered it, or `nil` while it is the
+        /// configured ``Configuration/sizeLimit``.
+        public var effectiveSizeLimit: ByteCount?
 
         /// `hits / (hits + misses)`, or 0 before any read.
         public var hitRatio: Double {

@@ -15,7 +15,7 @@ extension DiskCache {
         }
         accessLog.withLock { $0.forget(keyBytes) }
         if let file = file ?? nil {
-            try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
+            removeValueFile(file)  // a leftover file is reclaimed as an orphan
         }
     }
 
@@ -41,7 +41,7 @@ extension DiskCache {
         accessLog.withLock { _ = $0.drain(at: Date()) }
         discardSketch()
         for file in files {
-            try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
+            removeValueFile(file)  // a leftover file is reclaimed as an orphan
         }
     }
 
@@ -78,6 +78,10 @@ extension DiskCache {
                     "UPDATE entries SET pinned = ?1 WHERE key = ?2 RETURNING id",
                     [.int(pinned ? 1 : 0), Self.keyBytes(key)]
                 ) { $0.int64(0) }
+                if let id {
+                    if pinned { try moveInlineValueToFile(entry: id, key: key, in: db) }
+                    try writeSidecar(forEntry: id, in: db)
+                }
                 guard let id, !pinned else { return (id != nil, []) }
                 return (true, try evictIfNeeded(in: db, protecting: id, now: now))
             }
@@ -104,16 +108,19 @@ extension DiskCache {
         let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
         return try wrapIndexErrors {
             try index.write { db in
-                try db.run(
+                let id = try db.first(
                     """
                     UPDATE entries SET content_type = ?1, etag = ?2, last_modified = ?3, extra = ?4, expires = ?5,
-                        accessed = ?6 WHERE key = ?7
+                        accessed = ?6 WHERE key = ?7 RETURNING id
                     """,
                     [
                         .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
                         .optionalReal(expires), .real(now.timeIntervalSince1970), Self.keyBytes(key),
-                    ]) > 0
+                    ]
+                ) { $0.int64(0) }
+                if let id { try writeSidecar(forEntry: id, in: db) }
+                return id != nil
             }
         }
     }

@@ -70,7 +70,7 @@ extension DiskCache {
     /// low-water mark, never touching `protected` (the entry just written).
     func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
         let limits = EvictionLimits(
-            sizeLimit: configuration.sizeLimit.bytes, countLimit: configuration.countLimit,
+            sizeLimit: effectiveSizeLimit.bytes, countLimit: configuration.countLimit,
             lowWaterMark: configuration.lowWaterMark)
         let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
             (size: $0.int(0), count: $0.int(1))
@@ -111,7 +111,7 @@ extension DiskCache {
         guard !victims.isEmpty else { return }
         for victim in victims {
             // A failed unlink leaves an orphan that the collector removes later.
-            if let file = victim.file { try? POSIXFile.remove(path(forFile: file)) }
+            if let file = victim.file { removeValueFile(file) }
         }
         accessLog.withLock { log in
             for victim in victims { log.forget(Data(victim.key.utf8)) }

@@ -27,6 +27,8 @@ extension DiskCache {
         public var indexProblems: [String] = []
         /// Whether the problems found were repaired (`verify(repair: true)`).
         public var repaired = false
+        /// The rebuild of the index from the value files that repairing a damaged index did.
+        public var rebuild: IndexRebuild?
 
         /// `true` when nothing was wrong.
         public var isHealthy: Bool {
@@ -43,6 +45,7 @@ extension DiskCache {
                 "index: \(indexProblems.isEmpty ? "ok" : indexProblems.joined(separator: "; "))",
             ]
             for (key, reason) in damagedEntries.prefix(20) { lines.append("  damaged '\(key)': \(reason)") }
+            if let rebuild { lines.append(rebuild.description) }
             if !isHealthy { lines.append(repaired ? "repaired" : "not repaired (run with repair)") }
             return lines.joined(separator: "\n")
         }
@@ -50,13 +53,18 @@ extension DiskCache {
 
     /// Checks the index, every value's length and checksum, the running totals, and looks for
     /// orphan files; with `repair`, drops damaged entries, fixes the totals, removes orphans,
-    /// and replaces a damaged index with an empty one.
+    /// and moves a damaged index aside and rebuilds it from the value files
+    /// (``VerificationReport/rebuild``).
+    ///
+    /// A read-only cache (``isReadOnly``) is checked without changing anything.
     ///
     /// - Parameter repair: Whether to fix what is found. Defaults to `false`.
     /// - Returns: A report of what was found.
-    /// - Throws: ``StashError`` when the index cannot be read or written.
+    /// - Throws: ``StashError`` when the index cannot be read or written;
+    ///   ``StashError/Code/readOnly`` for `repair` on a read-only cache.
     /// - Complexity: O(*N* + *B*): every entry and every stored byte is read.
     public func verify(repair: Bool = false) throws -> VerificationReport {
+        if repair { try index.throwIfReadOnly() }
         var report = VerificationReport()
         let integrity: [String]
         do {
@@ -73,7 +81,8 @@ extension DiskCache {
         if integrity != ["ok"] {
             report.indexProblems = integrity
             if repair {
-                try index.replaceDamagedDatabase(reason: integrity.joined(separator: "; "))
+                report.rebuild = try index.rebuildDamagedDatabase(
+                    reason: "integrity check: " + integrity.prefix(3).joined(separator: "; "))
                 report.orphanFiles = try reclaimOrphans(dryRun: false).count
                 report.repaired = true
             }
@@ -98,7 +107,7 @@ extension DiskCache {
         report.orphanFiles = orphans.count
         report.orphanBytes = orphans.bytes
         report.totalsMismatch = try wrapIndexErrors {
-            try index.write { db in
+            try index.readOrWrite(writing: repair) { db in
                 let actual =
                     try db.first(
                         "SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0), COALESCE(SUM(pinned), 0) FROM entries"
@@ -118,7 +127,7 @@ extension DiskCache {
                             "DELETE FROM entries WHERE id = ?1 AND file IS ?2 RETURNING file",
                             [.integer(entry.id), .optionalText(entry.file)], map: { $0.text(0) }), let file
                         {
-                            try? POSIXFile.remove(path(forFile: file))  // an orphan at worst
+                            removeValueFile(file)  // an orphan at worst
                         }
                     }
                 }
@@ -227,9 +236,16 @@ extension DiskCache {
             // Checked under the write lock: a publisher renames its file while holding it, so a
             // listed file without a row at this point can never gain one.
             let orphans = try wrapIndexErrors {
-                try index.write { db in
-                    try pending.filter { name in
-                        try db.first("SELECT 1 FROM entries WHERE file = ?1", [.text(name)]) { _ in true } == nil
+                try index.readOrWrite(writing: !dryRun) { db in
+                    // While a rebuild (in any process) is under way, files without rows are
+                    // about to gain them.
+                    if access(root + "/" + IndexRecovery.markerName, F_OK) == 0 { return [String]() }
+                    return try pending.filter { name in
+                        let valueName =
+                            name.hasSuffix(ValueSidecar.suffix)
+                            ? String(name.dropLast(ValueSidecar.suffix.count)) : name
+                        return try db.first("SELECT 1 FROM entries WHERE file = ?1", [.text(valueName)]) { _ in true }
+                            == nil
                     }
                 }
             }

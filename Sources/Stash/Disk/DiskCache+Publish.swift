@@ -61,6 +61,15 @@ extension DiskCache {
                     )
                 }
                 let isPinned = pinned ?? old?.pinned ?? false
+                if isPinned, case .inline(let data) = source {
+                    // Pinned values are user data: always a file with a sidecar, so that a
+                    // rebuilt index recovers them whatever their size.
+                    let file = try temporaryFile(holding: data, forKey: key)
+                    temporary = file
+                    fileName = Self.valueFileName(POSIXFile.randomName())
+                    try moveValueFile(file.path, to: fileName!)
+                    renamed = true
+                }
                 let policy = configuration.evictionPolicy
                 var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self)
                 let state = try policy.insertionState(
@@ -87,7 +96,10 @@ extension DiskCache {
                         .int(state.queue), .int(state.frequency),
                     ]
                 ) { $0.int64(0) }!
-                if case .inline(let data) = source {
+                if fileName != nil {
+                    try writeSidecar(forEntry: id, in: db)
+                }
+                if fileName == nil, case .inline(let data) = source {
                     try db.run("INSERT OR REPLACE INTO inline (id, data) VALUES (?1, ?2)", [.integer(id), .blob(data)])
                 } else if old != nil {
                     try db.run("DELETE FROM inline WHERE id = ?1", [.integer(id)])
@@ -100,13 +112,14 @@ extension DiskCache {
             if let temporary {
                 let leftover = renamed ? path(forFile: fileName!) : temporary.path
                 discardTemporary(path: leftover, descriptor: temporary.descriptor)
+                if renamed { try? POSIXFile.remove(sidecarPath(forFile: fileName!)) }  // else an orphan
             }
             throw index.indexError(error)
         }
         if let temporary { Foundation.close(temporary.descriptor) }
         // After commit no reader can reach these files through the index any more. A failed
         // unlink leaves an orphan that the collector removes later.
-        if let replaced = outcome.replaced { try? POSIXFile.remove(path(forFile: replaced)) }
+        if let replaced = outcome.replaced { removeValueFile(replaced) }
         counters.withLock { stats in
             stats.writes += 1
             stats.bytesWritten += size

@@ -164,7 +164,7 @@ extension DiskCache {
     /// Drops an entry whose bytes are damaged, if the row is still the one that was read.
     private func dropDamaged(_ entry: StoredEntry, key: String, reason: String) throws {
         if try removeRow(entry, onlyIfExpiredBefore: nil), let file = entry.file {
-            try? POSIXFile.remove(path(forFile: file))  // a leftover file is reclaimed as an orphan
+            removeValueFile(file)  // a leftover file is reclaimed as an orphan
         }
         counters.withLock { stats in
             stats.misses += 1
@@ -176,7 +176,8 @@ extension DiskCache {
     /// Deletes the row only if it still has the same id and file (a concurrent overwrite
     /// must not be undone).
     private func removeRow(_ entry: StoredEntry, onlyIfExpiredBefore deadline: Double?) throws -> Bool {
-        try wrapIndexErrors {
+        if index.isReadOnly { return false }  // a read-only cache is not repaired by reads
+        return try wrapIndexErrors {
             try index.write { db in
                 try db.run(
                     """

@@ -32,15 +32,18 @@ extension DiskCache {
     ) throws {
         try Self.validate(key: key)
         try checkSize(data.count, forKey: key, pinned: pinned)
-        let source: ValueSource
-        if data.count < configuration.inlineThreshold.bytes {
-            source = .inline(data)
-        } else {
-            source = .file(try temporaryFile(holding: data, forKey: key))
+        let checksum = Checksum.of(data)
+        try withDiskFullRecovery(size: data.count, forKey: key) {
+            let source: ValueSource
+            if data.count < configuration.inlineThreshold.bytes {
+                source = .inline(data)
+            } else {
+                source = .file(try temporaryFile(holding: data, forKey: key))
+            }
+            try publish(
+                source, size: data.count, checksum: checksum, forKey: key,
+                timeToLive: timeToLive, pinned: pinned, metadata: metadata)
         }
-        try publish(
-            source, size: data.count, checksum: Checksum.of(data), forKey: key,
-            timeToLive: timeToLive, pinned: pinned, metadata: metadata)
     }
 
     /// Stores the file at `fileURL` under `key` without loading it into memory.
@@ -80,10 +83,16 @@ extension DiskCache {
             if moving { try? POSIXFile.remove(sourcePath) }
             return
         }
-        let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
-        try publish(
-            .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
-            pinned: pinned, metadata: metadata)
+        // A moved source may be gone after a failed attempt: only a copy is retried.
+        try withDiskFullRecovery(size: moving ? 0 : size, forKey: key) {
+            guard !moving || access(sourcePath, F_OK) == 0 || size == 0 else {
+                throw StashError(.diskFull, "The disk holding \(root) is full; '\(key)' was not stored.")
+            }
+            let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
+            try publish(
+                .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
+                pinned: pinned, metadata: metadata)
+        }
     }
 
     /// Stores `data` under a new random key and returns the key.
@@ -183,7 +192,7 @@ extension DiskCache {
                 .readOnly, "\(what): the directory is not writable; fix its permissions or choose another.",
                 cause: error)
         case ENOSPC, EDQUOT:
-            StashError(.io, "\(what): the disk is full; free space or lower the size limit.", cause: error)
+            StashError(.diskFull, "\(what): the disk is full; free space or lower the size limit.", cause: error)
         default:
             StashError(.io, "\(what).", cause: error)
         }
@@ -192,6 +201,7 @@ extension DiskCache {
     func temporaryFile(holding data: Data, forKey key: String) throws -> TemporaryFile {
         let (path, fd) = try createTemporaryFile(forKey: key)
         do {
+            try checkInjectedWriteFault(path)
             try data.withUnsafeBytes { try POSIXFile.writeAll(fd, $0, path: path) }
             if configuration.durability == .durable { try POSIXFile.sync(fd, path: path) }
         } catch {
@@ -233,6 +243,7 @@ extension DiskCache {
                 hasher = Checksum()
                 copied = 0
             }
+            try checkInjectedWriteFault(path)
             try Self.hashFile(input, path: source, into: &hasher, copyingTo: (fd, path), copied: &copied)
             guard copied == size else {
                 throw POSIXErrorCode(operation: "read \(source) (size changed while copying)", errno: EIO)

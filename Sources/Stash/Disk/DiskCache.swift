@@ -35,20 +35,29 @@ public final class DiskCache: Sendable {
     let evictionStreams = LockedValue([UInt64: AsyncStream<EvictionEvent>.Continuation]())
     let sketchSlot = LockedValue(SketchSlot())
     let backgroundWork = DispatchGroup()
+    let faults = LockedValue(FaultInjection())
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
     ///
     /// Opening reads one row of the index, whatever the number of entries. Files left behind
     /// by a crash are reclaimed afterwards on a background queue.
     ///
+    /// A missing or damaged index (bad header, truncated, a foreign or lost write-ahead log, an
+    /// interrupted rebuild) is moved aside as `index.sqlite.corrupt-<timestamp>` and rebuilt
+    /// from the value files, reported through ``Event/indexRebuilt(recovered:lost:)`` and
+    /// ``lastIndexRebuild``. A directory that exists but cannot be written opens read-only
+    /// (``isReadOnly``).
+    ///
     /// - Parameters:
     ///   - directory: The cache's directory. Use ``Foundation/URL/caches(_:)`` for the platform's
     ///     caches folder.
     ///   - configuration: Limits and behaviour; see ``Configuration``.
     /// - Throws: ``StashError`` with ``StashError/Code/invalidArgument`` for a bad configuration,
-    ///   ``StashError/Code/readOnly`` when the directory cannot be written, ``StashError/Code/io``
-    ///   otherwise.
-    /// - Complexity: O(1) in the number of entries.
+    ///   ``StashError/Code/readOnly`` when the directory cannot be created, or is read-only and
+    ///   holds no index, ``StashError/Code/unsupportedVersion`` for an index written by a newer
+    ///   Stash, ``StashError/Code/io`` otherwise.
+    /// - Complexity: O(1) in the number of entries for a healthy index; O(*F*) for *F* value
+    ///   files when the index is rebuilt.
     public init(directory: URL, configuration: Configuration = Configuration()) throws {
         guard directory.isFileURL else {
             throw StashError(.invalidArgument, "DiskCache needs a file URL, got \(directory).")
@@ -61,9 +70,10 @@ public final class DiskCache: Sendable {
         let onEvent = configuration.onEvent
         self.index = try DiskIndex(
             root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
-            onRecovery: { message in onEvent?(.recoveredDamagedIndex(message: message)) })
-        try adoptEvictionPolicy()
-        if configuration.reclaimsOrphansOnOpen {
+            onEvent: onEvent, readOnly: configuration.opensReadOnly)
+        // A read-only cache writes nothing: its stored policy state stays as it is.
+        if !index.isReadOnly { try adoptEvictionPolicy() }
+        if configuration.reclaimsOrphansOnOpen && !index.isReadOnly {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.
                 _ = try? reclaimOrphans()
@@ -104,6 +114,13 @@ public final class DiskCache: Sendable {
         }
         index.close()
     }
+
+    /// Whether the cache was opened read-only because its directory cannot be written.
+    ///
+    /// Reads, listing and ``verify(repair:)`` without repair work; every write throws
+    /// ``StashError/Code/readOnly``; nothing is written behind the caller's back (expired or
+    /// damaged entries are misses but stay in the index, access times are not recorded).
+    public var isReadOnly: Bool { index.isReadOnly }
 
     /// Waits until background work started by this object (orphan reclamation) has finished.
     public func waitForBackgroundWork() {

@@ -16,7 +16,10 @@ final class DiskIndex: @unchecked Sendable {
     let databasePath: String
     private let busyTimeout: Duration
     private let durability: DiskCache.Durability
-    private let onRecovery: @Sendable (String) -> Void
+    private let onEvent: (@Sendable (DiskCache.Event) -> Void)?
+    /// Whether the directory cannot be written: reads work, every write throws `.readOnly`, and
+    /// nothing (repair, expiry, access times) is written behind the caller's back.
+    let isReadOnly: Bool
 
     private struct Writer {
         var connection: SQLiteConnection?
@@ -34,16 +37,47 @@ final class DiskIndex: @unchecked Sendable {
     private let writer = LockedValue(Writer())
     private let readers = LockedValue(ReaderPool())
 
+    /// Opens (creating, checking and if needed rebuilding) the index of `root`.
+    ///
+    /// - Parameter readOnly: Open read-only even if the directory is writable (fault injection
+    ///   in tests); a directory that exists but cannot be written always opens read-only.
     init(
         root: String, busyTimeout: Duration, durability: DiskCache.Durability,
-        onRecovery: @escaping @Sendable (String) -> Void
+        onEvent: (@Sendable (DiskCache.Event) -> Void)?, readOnly: Bool = false
     ) throws {
         self.root = root
         self.databasePath = Self.databasePath(inRoot: root)
         self.busyTimeout = busyTimeout
         self.durability = durability
-        self.onRecovery = onRecovery
-        try writer.withLock { state in try openWriter(&state) }
+        self.onEvent = onEvent
+        self.isReadOnly = readOnly || (access(root, F_OK) == 0 && access(root, W_OK) != 0)
+        if isReadOnly {
+            try openReadOnly()
+        } else {
+            try writer.withLock { state in try openWriter(&state) }
+        }
+    }
+
+    /// Throws ``StashError/Code/readOnly`` naming the directory when the cache is read-only.
+    func throwIfReadOnly() throws {
+        guard isReadOnly else { return }
+        throw StashError(
+            .readOnly,
+            "The cache in \(root) is read-only (the directory cannot be written): reads work, writes need write permission on it.",
+            cause: POSIXErrorCode(operation: "access \(root)", errno: EACCES))
+    }
+
+    private func openReadOnly() throws {
+        if try IndexRecovery.damage(inRoot: root) != nil || access(databasePath, F_OK) != 0 {
+            throw StashError(
+                access(databasePath, F_OK) == 0 ? .corrupt : .readOnly,
+                "The cache index \(databasePath) is missing or damaged and cannot be rebuilt because \(root) is read-only: make the directory writable, or open it as its owner.")
+        }
+        do {
+            _ = try read { db in try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } }
+        } catch {
+            throw indexError(error, opening: true)
+        }
     }
 
     func close() {
@@ -72,7 +106,8 @@ final class DiskIndex: @unchecked Sendable {
     ///
     /// `body` must not call back into the index. If it throws, the transaction rolls back.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writer.withLock { state in
+        try throwIfReadOnly()
+        return try writer.withLock { state in
             if state.connection == nil || POSIXFile.inode(databasePath) != state.inode {
                 try reopenAfterDeletion(&state)
             }
@@ -89,14 +124,24 @@ final class DiskIndex: @unchecked Sendable {
         }
     }
 
-    /// Moves a damaged database aside and starts an empty one (used by `verify(repair:)`).
-    func replaceDamagedDatabase(reason: String) throws {
-        try writer.withLock { state in
+    /// Runs `body` in a write transaction, or on a reader when `writing` is false or the cache
+    /// is read-only (checks that change nothing).
+    func readOrWrite<T>(writing: Bool, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        writing && !isReadOnly ? try write(body) : try read(body)
+    }
+
+    /// Moves a damaged database aside and rebuilds it from the value files (used by
+    /// `verify(repair:)`).
+    @discardableResult
+    func rebuildDamagedDatabase(reason: String) throws -> DiskCache.IndexRebuild? {
+        try throwIfReadOnly()
+        return try writer.withLock { state in
             state.connection?.close()
             state.connection = nil
             retireReaders()
-            moveDamagedDatabaseAside(cause: SQLiteError(code: SQLITE_CORRUPT, message: reason))
+            let rebuild = try IndexRecovery.rebuild(root: root, reason: reason, onEvent: onEvent, force: true)
             try openWriter(&state)
+            return rebuild
         }
     }
 
@@ -105,7 +150,16 @@ final class DiskIndex: @unchecked Sendable {
     private func checkOutReader() throws -> (SQLiteConnection, Int) {
         let (reused, generation) = readers.withLock { pool in (pool.idle.popLast(), pool.generation) }
         if let reused { return (reused, generation) }
-        let connection = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
+        if isReadOnly {
+            // Without write permission SQLite cannot create the WAL's shared-memory file; a cache
+            // closed cleanly has no WAL, and is then opened as immutable (no locks, no WAL).
+            let hasWAL = access(databasePath + "-wal", F_OK) == 0
+            let uri = URL(fileURLWithPath: databasePath).absoluteString + (hasWAL ? "?mode=ro" : "?immutable=1")
+            return (try SQLiteConnection(path: uri, busyTimeout: busyTimeout, readOnlyURI: true), generation)
+        }
+        // Never create the file here: while a rebuild has moved the index aside, a reader waits
+        // for the writer's reopen instead of creating an empty index.
+        let connection = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout, createsFile: false)
         try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 67108864")
         return (connection, generation)
     }
@@ -142,16 +196,35 @@ final class DiskIndex: @unchecked Sendable {
             }
         } catch {
             let readOnly = error.errno == EACCES || error.errno == EROFS || error.errno == EPERM
+            let full = error.errno == ENOSPC || error.errno == EDQUOT
             throw StashError(
-                readOnly ? .readOnly : .io,
+                readOnly ? .readOnly : full ? .diskFull : .io,
                 "Cannot create the cache directory \(root): check that its parent exists and is writable.",
                 cause: error)
         }
-        do {
-            state.connection = try openAndMigrate()
-        } catch let error as SQLiteError where error.isCorruption {
-            moveDamagedDatabaseAside(cause: error)
-            state.connection = try openAndMigrate()
+        if let reason = try IndexRecovery.damage(inRoot: root) {
+            try IndexRecovery.rebuild(root: root, reason: reason, onEvent: onEvent)
+        }
+        for attempt in 0..<2 {
+            // Shared while opening: a rebuild in another process (exclusive) finishes first.
+            let lock: Int32
+            do {
+                lock = try IndexRecovery.takeLock(root: root, exclusive: false)
+            } catch {
+                throw StashError(.io, "Cannot lock \(root)/\(IndexRecovery.lockName).", cause: error)
+            }
+            do {
+                state.connection = try openAndMigrate()
+                Foundation.close(lock)
+                break
+            } catch let error as SQLiteError where error.isCorruption && attempt == 0 {
+                Foundation.close(lock)
+                try IndexRecovery.rebuild(
+                    root: root, reason: "SQLite reports the index damaged (\(error))", onEvent: onEvent, force: true)
+            } catch {
+                Foundation.close(lock)
+                throw error
+            }
         }
         state.inode = POSIXFile.inode(databasePath)
     }
@@ -187,9 +260,12 @@ final class DiskIndex: @unchecked Sendable {
 
     private func configure(_ db: SQLiteConnection) throws {
         let version = try db.first("PRAGMA user_version") { Int32($0.int(0)) } ?? 0
-        if version != 0 && version != Self.schemaVersion {
-            // A different on-disk format: a cache may always start afresh.
-            throw SQLiteError(code: SQLITE_NOTADB, message: "unsupported schema version \(version)")
+        if version > Self.schemaVersion {
+            // A newer Stash's cache: starting afresh over it would destroy its entries.
+            throw StashError(
+                .unsupportedVersion,
+                "The cache index \(databasePath) was written by a newer version of Stash (schema \(version), this version reads \(Self.schemaVersion)): open it with that version, or choose another directory."
+            )
         }
         let synchronous = durability == .durable ? "FULL" : "NORMAL"
         try db.execute(
@@ -216,19 +292,6 @@ final class DiskIndex: @unchecked Sendable {
         }
     }
 
-    private func moveDamagedDatabaseAside(cause: SQLiteError) {
-        let stamp = Int(Date().timeIntervalSince1970)
-        let aside = databasePath + ".damaged-\(stamp)"
-        // Best effort: if the rename fails the files are removed so that a fresh index can start.
-        for suffix in ["", "-wal", "-shm"] {
-            let from = databasePath + suffix
-            if (try? POSIXFile.rename(from, aside + suffix)) == nil { try? POSIXFile.remove(from) }
-        }
-        onRecovery(
-            "The cache index \(databasePath) was damaged (\(cause)); it was moved to \(aside) and the cache starts empty."
-        )
-    }
-
     func indexError(_ error: any Error, opening: Bool = false) -> StashError {
         if let error = error as? StashError { return error }
         guard let sqlite = error as? SQLiteError else {
@@ -253,7 +316,7 @@ final class DiskIndex: @unchecked Sendable {
         }
         if sqlite.code & 0xff == SQLITE_FULL {
             return StashError(
-                .io, "The disk holding \(root) is full: free space or lower the cache's size limit.", cause: sqlite)
+                .diskFull, "The disk holding \(root) is full: free space or lower the cache's size limit.", cause: sqlite)
         }
         return StashError(.io, "The cache index \(databasePath) failed.", cause: sqlite)
     }
@@ -263,7 +326,7 @@ final class DiskIndex: @unchecked Sendable {
     /// One row per entry; inline values in their own table so that updating an entry's policy
     /// state never rewrites its bytes; totals in a one-row table kept by triggers, so that
     /// opening a cache reads one row instead of scanning.
-    private static let schema = """
+    static let schema = """
         CREATE TABLE IF NOT EXISTS entries (
             id INTEGER PRIMARY KEY,
             key BLOB NOT NULL UNIQUE,

@@ -16,6 +16,7 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case io, notFound, invalidKey, invalidArgument, tooLarge, corrupt
             case invalidResponse, transport, busy, readOnly, cancelled, decodingFailed
+            case diskFull, unsupportedVersion
         }
 
         private let base: Base
@@ -41,6 +42,10 @@ public struct StashError: Error, Sendable, CustomStringConvertible {
         public static let busy = Code(.busy)
         /// The cache directory or database cannot be written.
         public static let readOnly = Code(.readOnly)
+        /// The disk holding the cache is full and nothing more can be evicted to make room.
+        public static let diskFull = Code(.diskFull)
+        /// The cache was written by a newer version of Stash, whose format this one cannot read.
+        public static let unsupportedVersion = Code(.unsupportedVersion)
         /// The operation was cancelled.
         public static let cancelled = Code(.cancelled)
         /// Stored bytes could not be decoded into the requested value type.

@@ -25,9 +25,15 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens the database at `path`, creating it unless `createsFile` is false.
-    init(path: String, busyTimeout: Duration, createsFile: Bool = true) throws(SQLiteError) {
-        let flags = SQLITE_OPEN_READWRITE | (createsFile ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+    /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,
+    /// `path` is a `file:` URI opened read-only (for a cache directory that cannot be written).
+    init(path: String, busyTimeout: Duration, createsFile: Bool = true, readOnlyURI: Bool = false)
+        throws(SQLiteError)
+    {
+        let flags =
+            readOnlyURI
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | (createsFile ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

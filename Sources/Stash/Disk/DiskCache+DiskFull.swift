@@ -1,0 +1,72 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension DiskCache {
+    /// Faults that tests inject at the cache's write calls, so that a full disk or a failing
+    /// device can be exercised on any machine.
+    struct FaultInjection {
+        /// Called with the path about to be written; a non-nil `errno` makes the write fail so.
+        var write: (@Sendable (String) -> Int32?)?
+    }
+
+    /// Throws the `errno` that an injected fault chooses for a write to `path`, if any.
+    func checkInjectedWriteFault(_ path: String) throws(POSIXErrorCode) {
+        guard let fault = faults.withLock({ $0.write }), let code = fault(path) else { return }
+        throw POSIXErrorCode(operation: "write \(path)", errno: code)
+    }
+
+    /// The byte limit eviction keeps to: ``Configuration/sizeLimit``, or less after a full disk
+    /// lowered it to what the disk holds.
+    ///
+    /// - Complexity: O(1).
+    public var effectiveSizeLimit: ByteCount {
+        counters.withLock { $0.effectiveSizeLimit } ?? configuration.sizeLimit
+    }
+
+    /// Runs a store; when the disk is full, evicts room for `size` bytes and retries, then
+    /// evicts every unpinned entry and retries, lowering ``effectiveSizeLimit`` to what the disk
+    /// held so that later stores evict before they fill it again.
+    ///
+    /// Each attempt cleans up after itself (the temporary file is removed on failure), so no
+    /// partial file is left whatever the outcome.
+    func withDiskFullRecovery(size: Int, forKey key: String, _ store: () throws -> Void) throws {
+        var failure: StashError
+        do {
+            return try store()
+        } catch let error as StashError where error.code == .diskFull {
+            failure = error
+        }
+        for round in 0..<2 {
+            let (total, pinned) = try (totalSize.bytes, pinnedSize.bytes)
+            let unpinned = total - pinned
+            guard unpinned > 0 else { break }
+            // The disk held `unpinned` bytes but not `size` more: that is the most it holds.
+            let lowered = counters.withLock { stats -> ByteCount in
+                let limit = min(stats.effectiveSizeLimit ?? configuration.sizeLimit, ByteCount(max(unpinned, 1)))
+                stats.effectiveSizeLimit = limit
+                stats.diskFullRetries += 1
+                return limit
+            }
+            configuration.onEvent?(.diskFull(effectiveSizeLimit: lowered))
+            // Twice the value's size: file-system blocks and the sidecar need room too.
+            try trim(toSize: ByteCount(round == 0 ? max(0, unpinned - 2 * size) : 0))
+            do {
+                return try store()
+            } catch let error as StashError where error.code == .diskFull {
+                failure = error
+            }
+        }
+        let pinned = (try? pinnedSize) ?? .zero
+        throw StashError(
+            .diskFull,
+            "Cannot store '\(key)' (\(ByteCount(size))): the disk holding \(root) is full and no unpinned entry is left to evict (pinned entries hold \(pinned)); free space on the disk or unpin entries.",
+            cause: failure)
+    }
+}

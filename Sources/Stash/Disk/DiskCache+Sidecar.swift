@@ -1,0 +1,129 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a value file's index row holds, kept beside the file as `<name>.meta` so that a lost
+/// or damaged index can be rebuilt from the files alone.
+///
+/// The value file itself stays the raw bytes (``DiskCache/fileURL(forKey:)`` hands it to
+/// players and viewers), so the description lives in a sidecar: a first line
+/// `stash-meta 1`, then one JSON object. The sidecar is renamed into place inside the same
+/// write transaction as the value file and rewritten whenever the row's pinned state,
+/// expiry or metadata change, so a committed row always has a matching sidecar.
+struct ValueSidecar: Codable, Equatable {
+    /// The first line of every sidecar; the number is the format version.
+    static let magic = Data("stash-meta 1\n".utf8)
+    /// The suffix added to the value file's name.
+    static let suffix = ".meta"
+
+    /// The key's UTF-8 bytes, base64-encoded so that any key survives JSON unchanged.
+    var key: String
+    var size: Int
+    var checksum: UInt64
+    var pinned: Bool
+    var created: Double
+    var expires: Double?
+    var contentType: String?
+    var etag: String?
+    var lastModified: String?
+    var extra: String?
+
+    /// The key bytes the sidecar names, or `nil` when the base64 text is damaged.
+    var keyBytes: Data? { Data(base64Encoded: key) }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Self.magic + (try encoder.encode(self))
+    }
+
+    /// Decodes a sidecar, or returns `nil` for anything that is not one of ours.
+    static func decode(_ data: Data) -> ValueSidecar? {
+        guard data.starts(with: magic) else { return nil }
+        return try? JSONDecoder().decode(ValueSidecar.self, from: data.dropFirst(magic.count))
+    }
+}
+
+extension DiskCache {
+    /// The path of the sidecar describing the value file `file` (a name relative to `data/`).
+    func sidecarPath(forFile file: String) -> String { path(forFile: file) + ValueSidecar.suffix }
+
+    /// Removes a value file and its sidecar; a failure leaves orphans that the collector removes.
+    func removeValueFile(_ file: String) {
+        try? POSIXFile.remove(path(forFile: file))
+        try? POSIXFile.remove(sidecarPath(forFile: file))
+    }
+
+    /// Writes the sidecar of the entry `id` from its row, atomically (temporary file, then
+    /// rename), when the entry lives in a file. Call it inside the write transaction that
+    /// changed the row, so that the sidecar and the row commit together or not at all.
+    func writeSidecar(forEntry id: Int64, in db: SQLiteConnection) throws {
+        let row = try db.first(
+            """
+            SELECT key, size, file, checksum, created, expires, pinned, content_type, etag, last_modified, extra
+            FROM entries WHERE id = ?1
+            """, [.integer(id)]
+        ) { row -> (String, ValueSidecar)? in
+            guard let file = row.text(2) else { return nil }
+            return (
+                file,
+                ValueSidecar(
+                    key: (row.blob(0) ?? Data()).base64EncodedString(), size: row.int(1),
+                    checksum: UInt64(bitPattern: row.int64(3)), pinned: row.int(6) != 0, created: row.double(4),
+                    expires: row.optionalDouble(5), contentType: row.text(7), etag: row.text(8),
+                    lastModified: row.text(9), extra: row.text(10))
+            )
+        }
+        guard let (file, sidecar) = row ?? nil else { return }
+        let bytes = try sidecar.encoded()
+        let destination = sidecarPath(forFile: file)
+        let temporary = root + "/tmp/" + POSIXFile.randomName() + ".tmp"
+        do {
+            guard let fd = try POSIXFile.createLocked(temporary) else {
+                throw POSIXErrorCode(operation: "open \(temporary)", errno: ENOENT)
+            }
+            defer { Foundation.close(fd) }
+            do {
+                try checkInjectedWriteFault(temporary)
+                try bytes.withUnsafeBytes { try POSIXFile.writeAll(fd, $0, path: temporary) }
+                if configuration.durability == .durable { try POSIXFile.sync(fd, path: temporary) }
+                try POSIXFile.rename(temporary, destination)
+            } catch {
+                try? POSIXFile.remove(temporary)  // never leave a partial temporary file behind
+                throw error
+            }
+        } catch {
+            throw ioError(error, "Cannot write the description of the value file \(file) into \(root)/data")
+        }
+    }
+}
+
+extension DiskCache {
+    /// Moves the inline value of the entry `id` into a value file, so that pinning a small
+    /// value makes it recoverable from the files like every other pinned value. Call it inside
+    /// the write transaction; a rollback leaves at worst an orphan file.
+    func moveInlineValueToFile(entry id: Int64, key: String, in db: SQLiteConnection) throws {
+        let data = try db.first(
+            "SELECT i.data FROM entries e JOIN inline i ON i.id = e.id WHERE e.id = ?1 AND e.file IS NULL",
+            [.integer(id)]
+        ) { $0.blob(0) ?? Data() }
+        guard let data else { return }
+        let temporary = try temporaryFile(holding: data, forKey: key)
+        let fileName = Self.valueFileName(POSIXFile.randomName())
+        do {
+            try moveValueFile(temporary.path, to: fileName)
+        } catch {
+            discardTemporary(path: temporary.path, descriptor: temporary.descriptor)
+            throw error
+        }
+        Foundation.close(temporary.descriptor)
+        try db.run("UPDATE entries SET file = ?1 WHERE id = ?2", [.text(fileName), .integer(id)])
+        try db.run("DELETE FROM inline WHERE id = ?1", [.integer(id)])
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Builds a fresh index from the value files' sidecars, in O(files): one directory walk, one
+/// `stat` and one small read per file, one transaction.
+enum IndexBuilder {
+    struct Result {
+        var recovered = 0
+        var lost = 0
+        var record: DiskCache.IndexRebuild?
+    }
+
+    private struct Found {
+        var file: String
+        var sidecar: ValueSidecar
+    }
+
+    /// How often a progress event is sent while scanning.
+    static let progressInterval = 1000
+
+    static func build(
+        at path: String, root: String, salvaging old: String?, onEvent: (@Sendable (DiskCache.Event) -> Void)?
+    ) throws -> Result {
+        var result = Result()
+        var found: [Found] = []
+        var scanned = 0
+        let data = root + "/data"
+        for first in POSIXFile.contents(of: data) {
+            for second in POSIXFile.contents(of: "\(data)/\(first)") {
+                let directory = "\(data)/\(first)/\(second)"
+                let names = Set(POSIXFile.contents(of: directory))
+                for name in names where !name.hasSuffix(ValueSidecar.suffix) {
+                    scanned += 1
+                    if scanned % progressInterval == 0 { onEvent?(.rebuildingIndex(filesScanned: scanned)) }
+                    let file = "\(first)/\(second)/\(name)"
+                    let valuePath = "\(directory)/\(name)"
+                    guard names.contains(name + ValueSidecar.suffix),
+                        let bytes = FileManager.default.contents(atPath: valuePath + ValueSidecar.suffix),
+                        let sidecar = ValueSidecar.decode(bytes), sidecar.keyBytes != nil,
+                        isRegularFile(valuePath, size: sidecar.size)
+                    else {
+                        result.lost += 1
+                        continue
+                    }
+                    found.append(Found(file: file, sidecar: sidecar))
+                }
+            }
+        }
+        // Oldest first, so that ranks follow creation order and, for a key found twice (a
+        // crash between publishing a replacement and removing the old file), the newest wins.
+        found.sort { $0.sidecar.created < $1.sidecar.created }
+        let db = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+        defer { db.close() }
+        try db.execute("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;")
+        try db.execute(DiskIndex.schema)
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            var rank: Int64 = 0
+            for entry in found {
+                rank += 1
+                let s = entry.sidecar
+                try db.run(
+                    """
+                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
+                                         content_type, etag, last_modified, extra)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                    ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
+                        checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
+                        expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
+                        content_type = excluded.content_type, etag = excluded.etag,
+                        last_modified = excluded.last_modified, extra = excluded.extra
+                    """,
+                    [
+                        .blob(s.keyBytes!), .int(s.size), .text(entry.file), .integer(Int64(bitPattern: s.checksum)),
+                        .real(s.created), .optionalReal(s.expires), .int(s.pinned ? 1 : 0), .integer(rank),
+                        .optionalText(s.contentType), .optionalText(s.etag), .optionalText(s.lastModified),
+                        .optionalText(s.extra),
+                    ])
+            }
+            if let old { rank = try salvageInlineEntries(from: old, into: db, rank: rank) }
+            try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(rank)])
+            result.recovered = try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } ?? 0
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")  // the build error is the one to report
+            throw error
+        }
+        // The file is renamed into place next; make its bytes durable first.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            defer { Foundation.close(fd) }
+            try POSIXFile.sync(fd, path: path)
+        }
+        return result
+    }
+
+    /// Copies the inline, unpinned entries of the old index when it can still be read and passes
+    /// `quick_check`; anything else in it is skipped. File-backed entries already came from the
+    /// files.
+    private static func salvageInlineEntries(from old: String, into db: SQLiteConnection, rank: Int64) throws
+        -> Int64
+    {
+        guard access(old, R_OK) == 0,
+            let source = try? SQLiteConnection(path: old, busyTimeout: .seconds(1), createsFile: false)
+        else { return rank }
+        defer { source.close() }
+        guard (try? source.first("PRAGMA quick_check") { $0.text(0) }) == .some("ok") else { return rank }
+        var rank = rank
+        var rows: [[SQLiteValue]] = []
+        let read: Void? = try? source.query(
+            """
+            SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
+                   e.last_modified, e.extra, i.data
+            FROM entries e JOIN inline i ON i.id = e.id WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
+            """
+        ) { row in
+            guard let data = row.blob(10), data.count == row.int(1) else { return }
+            rows.append([
+                .blob(row.blob(0) ?? Data()), .int(row.int(1)), .integer(row.int64(2)), .real(row.double(3)),
+                .real(row.double(4)), .optionalReal(row.optionalDouble(5)), .optionalText(row.text(6)),
+                .optionalText(row.text(7)), .optionalText(row.text(8)), .optionalText(row.text(9)), .blob(data),
+            ])
+        }
+        guard read != nil else { return rank }
+        for row in rows {
+            rank += 1
+            let id = try db.first(
+                """
+                INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
+                                     last_modified, extra, rank)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                ON CONFLICT (key) DO NOTHING RETURNING id
+                """, Array(row[0..<10]) + [.integer(rank)]
+            ) { $0.int64(0) }
+            if let id { try db.run("INSERT INTO inline (id, data) VALUES (?1, ?2)", [.integer(id), row[10]]) }
+        }
+        return rank
+    }
+
+    private static func isRegularFile(_ path: String, size: Int) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFREG && Int(info.st_size) == size
+    }
+}
