@@ -241,9 +241,8 @@ extension DiskCache {
                     // about to gain them.
                     if access(root + "/" + IndexRecovery.markerName, F_OK) == 0 { return [String]() }
                     return try pending.filter { name in
-                        let valueName =
-                            name.hasSuffix(ValueSidecar.suffix)
-                            ? String(name.dropLast(ValueSidecar.suffix.count)) : name
+                        // A sidecar (or its leftover temporary file) lives as long as its value's row.
+                        let valueName = name.components(separatedBy: ValueSidecar.suffix)[0]
                         return try db.first("SELECT 1 FROM entries WHERE file = ?1", [.text(valueName)]) { _ in true }
                             == nil
                     }

@@ -75,8 +75,8 @@ extension DiskCache {
 /// and 327 ms with half of them inline (230 MB), against 0.5–0.7 ms for a normal open, so it
 /// runs in ``DiskCache/verify(repair:)`` rather than on every open.
 enum IndexRecovery {
-    static let markerName = "rebuild-in-progress"
-    static let lockName = "rebuild.lock"
+    static let markerName = "index.sqlite.rebuild-in-progress"
+    static let lockName = "index.sqlite.lock"
     static let recordName = "last-rebuild.json"
 
     /// Why the index of `root` must be rebuilt, or `nil` when the cheap checks find nothing.
@@ -123,7 +123,7 @@ enum IndexRecovery {
 
     /// Rebuilds the index of `root` if it is (still) damaged, or unconditionally with `force`.
     ///
-    /// Holds an exclusive lock on `rebuild.lock` throughout, so that concurrent openers wait
+    /// Holds an exclusive lock on `index.sqlite.lock` throughout, so that concurrent openers wait
     /// and then find the rebuilt index. A marker file exists from before the old index is
     /// moved until the new one is in place, so a rebuild killed midway is redone by the next
     /// open.

@@ -83,11 +83,12 @@ extension DiskCache {
         guard let (file, sidecar) = row ?? nil else { return }
         let bytes = try sidecar.encoded()
         let destination = sidecarPath(forFile: file)
-        let temporary = root + "/tmp/" + POSIXFile.randomName() + ".tmp"
+        // Beside its destination, not in tmp/: the value file's directory exists by now, and the
+        // orphan collector, which removes a leftover after a crash, waits for this transaction.
+        let temporary = destination + ".tmp"
         do {
-            guard let fd = try POSIXFile.createLocked(temporary) else {
-                throw POSIXErrorCode(operation: "open \(temporary)", errno: ENOENT)
-            }
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw POSIXFile.error("open \(temporary)") }
             defer { Foundation.close(fd) }
             do {
                 try checkInjectedWriteFault(temporary)

@@ -72,7 +72,15 @@ public final class DiskCache: Sendable {
             root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
             onEvent: onEvent, readOnly: configuration.opensReadOnly)
         // A read-only cache writes nothing: its stored policy state stays as it is.
-        if !index.isReadOnly { try adoptEvictionPolicy() }
+        if !index.isReadOnly {
+            do {
+                try adoptEvictionPolicy()
+            } catch let error as StashError where error.code == .corrupt {
+                // Damage that the checks on open cannot see (they read headers only) shows here.
+                try index.rebuildDamagedDatabase(reason: "reading the index failed: \(error.cause.map { "\($0)" } ?? "")")
+                try adoptEvictionPolicy()
+            }
+        }
         if configuration.reclaimsOrphansOnOpen && !index.isReadOnly {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.

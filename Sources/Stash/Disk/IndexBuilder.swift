@@ -36,7 +36,7 @@ enum IndexBuilder {
             for second in POSIXFile.contents(of: "\(data)/\(first)") {
                 let directory = "\(data)/\(first)/\(second)"
                 let names = Set(POSIXFile.contents(of: directory))
-                for name in names where !name.hasSuffix(ValueSidecar.suffix) {
+                for name in names where !name.contains(ValueSidecar.suffix) {
                     scanned += 1
                     if scanned % progressInterval == 0 { onEvent?(.rebuildingIndex(filesScanned: scanned)) }
                     let file = "\(first)/\(second)/\(name)"

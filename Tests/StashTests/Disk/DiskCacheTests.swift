@@ -16,7 +16,7 @@ import Testing
             let attributes = try #require(try cache.attributes(forKey: "k"))
             #expect(attributes.size == size)
             #expect(attributes.isInline == (size < 32 * 1024))
-            let files = filesBelow(dir.appendingPathComponent("data"))
+            let files = valueFilesBelow(dir.appendingPathComponent("data"))
             #expect(files.count == (size < 32 * 1024 ? 0 : 1))
         }
     }
@@ -28,7 +28,7 @@ import Testing
             try cache.store(pattern(50_000, seed: 2), forKey: "k")
             #expect(try cache.data(forKey: "k") == pattern(50_000, seed: 2))
             #expect(try cache.totalSize.bytes == 50_000)
-            #expect(filesBelow(dir.appendingPathComponent("data")).count == 1)
+            #expect(valueFilesBelow(dir.appendingPathComponent("data")).count == 1)
             try cache.store(Data("small".utf8), forKey: "k")
             #expect(try cache.data(forKey: "k") == Data("small".utf8))
             #expect(filesBelow(dir.appendingPathComponent("data")).isEmpty)

@@ -57,3 +57,8 @@ func filesBelow(_ url: URL) -> [String] {
     }
     return files.sorted()
 }
+
+/// The value files below `url` (`filesBelow` without the sidecars that describe them).
+func valueFilesBelow(_ url: URL) -> [String] {
+    filesBelow(url).filter { !$0.contains(".meta") }
+}
