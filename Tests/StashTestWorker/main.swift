@@ -5,6 +5,7 @@
 //   StashTestWorker mixed DIR SEED MILLIS    store/read/remove for MILLIS ms, report counts
 //   StashTestWorker check DIR                read every entry, report complete and broken values
 //   StashTestWorker open DIR                 open and store one value; report the error code
+//   StashTestWorker read-only DIR            read every entry of an unwritable cache, then try a store
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
@@ -169,6 +170,33 @@ case "open":
         say("error=other \(error)")
     }
 
+case "read-only":
+    // Opens a cache this user cannot write; reports what reads see and what a write throws.
+    do {
+        let cache = try DiskCache(directory: directory, sizeLimit: .megabytes(10))
+        say("readOnly=\(cache.isReadOnly) count=\(try cache.totalCount)")
+        for key in try cache.allKeys.sorted() {
+            let data = try cache.data(forKey: key)
+            say("\(key) \(data.map { fnv1a($0) } ?? 0)")
+        }
+        say("healthy=\(try cache.verify().isHealthy)")
+        do {
+            try cache.store(Data("x".utf8), forKey: "probe")
+            say("store=ok")
+        } catch let error as StashError {
+            say("store=\(error.code) message=\(error.message)")
+        }
+    } catch let error as StashError {
+        say("error=\(error.code) message=\(error.message)")
+    } catch {
+        say("error=other \(error)")
+    }
+
 default:
     fail("unknown mode \(arguments[1])")
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint of a value that the parent recomputes.
+func fnv1a(_ data: Data) -> UInt64 {
+    data.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
 }

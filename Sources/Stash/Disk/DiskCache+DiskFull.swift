@@ -47,16 +47,25 @@ extension DiskCache {
             let (total, pinned) = try (totalSize.bytes, pinnedSize.bytes)
             let unpinned = total - pinned
             guard unpinned > 0 else { break }
-            // The disk held `unpinned` bytes but not `size` more: that is the most it holds.
+            // The disk held `unpinned` bytes of values (and the index) but not `size` more: a
+            // limit `size` lower lets the next such store evict before the disk fills.
             let lowered = counters.withLock { stats -> ByteCount in
-                let limit = min(stats.effectiveSizeLimit ?? configuration.sizeLimit, ByteCount(max(unpinned, 1)))
+                let limit = min(
+                    stats.effectiveSizeLimit ?? configuration.sizeLimit, ByteCount(max(unpinned - size, 1)))
                 stats.effectiveSizeLimit = limit
                 stats.diskFullRetries += 1
                 return limit
             }
             configuration.onEvent?(.diskFull(effectiveSizeLimit: lowered))
             // Twice the value's size: file-system blocks and the sidecar need room too.
-            try trim(toSize: ByteCount(round == 0 ? max(0, unpinned - 2 * size) : 0))
+            let target = ByteCount(round == 0 ? max(0, unpinned - 2 * size) : 0)
+            do {
+                try trim(toSize: target)
+            } catch let error as StashError where error.code == .diskFull {
+                // Deleting rows needs room in the write-ahead log too: free file space first.
+                try removeFilesBeforeRows(freeing: max(2 * size, 1))
+                try trim(toSize: target)
+            }
             do {
                 return try store()
             } catch let error as StashError where error.code == .diskFull {
@@ -68,5 +77,38 @@ extension DiskCache {
             .diskFull,
             "Cannot store '\(key)' (\(ByteCount(size))): the disk holding \(root) is full and no unpinned entry is left to evict (pinned entries hold \(pinned)); free space on the disk or unpin entries.",
             cause: failure)
+    }
+
+    /// The last resort when even eviction's transaction finds no room: unlinks the files of
+    /// the lowest-ranked unpinned entries first, then deletes their rows in a transaction that
+    /// now fits. Between the two a read finds the file missing: a miss, never wrong bytes.
+    private func removeFilesBeforeRows(freeing bytes: Int) throws {
+        let candidates = try wrapIndexErrors {
+            try index.read { db in
+                var rows: [(key: String, size: Int, file: String)] = []
+                try db.query(
+                    "SELECT key, size, file FROM entries WHERE pinned = 0 AND file IS NOT NULL ORDER BY rank LIMIT 256"
+                ) { row in
+                    rows.append((String(decoding: row.blob(0) ?? Data(), as: UTF8.self), row.int(1), row.text(2)!))
+                }
+                return rows
+            }
+        }
+        var freed = 0
+        var victims: [Victim] = []
+        for candidate in candidates where freed < bytes {
+            removeValueFile(candidate.file)
+            freed += candidate.size
+            victims.append(Victim(key: candidate.key, size: candidate.size, file: nil, reason: .sizeLimit))
+        }
+        guard !victims.isEmpty else { return }
+        try wrapIndexErrors {
+            try index.write { db in
+                for victim in victims {
+                    try db.run("DELETE FROM entries WHERE key = ?1 AND pinned = 0", [Self.keyBytes(victim.key)])
+                }
+            }
+        }
+        finishEviction(victims)
     }
 }

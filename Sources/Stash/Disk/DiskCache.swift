@@ -77,7 +77,8 @@ public final class DiskCache: Sendable {
                 try adoptEvictionPolicy()
             } catch let error as StashError where error.code == .corrupt {
                 // Damage that the checks on open cannot see (they read headers only) shows here.
-                try index.rebuildDamagedDatabase(reason: "reading the index failed: \(error.cause.map { "\($0)" } ?? "")")
+                try index.rebuildDamagedDatabase(
+                    reason: "reading the index failed: \(error.cause.map { "\($0)" } ?? "")")
                 try adoptEvictionPolicy()
             }
         }

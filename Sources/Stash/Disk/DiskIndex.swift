@@ -71,7 +71,8 @@ final class DiskIndex: @unchecked Sendable {
         if try IndexRecovery.damage(inRoot: root) != nil || access(databasePath, F_OK) != 0 {
             throw StashError(
                 access(databasePath, F_OK) == 0 ? .corrupt : .readOnly,
-                "The cache index \(databasePath) is missing or damaged and cannot be rebuilt because \(root) is read-only: make the directory writable, or open it as its owner.")
+                "The cache index \(databasePath) is missing or damaged and cannot be rebuilt because \(root) is read-only: make the directory writable, or open it as its owner."
+            )
         }
         do {
             _ = try read { db in try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } }
@@ -316,7 +317,8 @@ final class DiskIndex: @unchecked Sendable {
         }
         if sqlite.code & 0xff == SQLITE_FULL {
             return StashError(
-                .diskFull, "The disk holding \(root) is full: free space or lower the cache's size limit.", cause: sqlite)
+                .diskFull, "The disk holding \(root) is full: free space or lower the cache's size limit.",
+                cause: sqlite)
         }
         return StashError(.io, "The cache index \(databasePath) failed.", cause: sqlite)
     }
