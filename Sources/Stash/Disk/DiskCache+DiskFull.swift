@@ -79,9 +79,10 @@ extension DiskCache {
             cause: failure)
     }
 
-    /// The last resort when even eviction's transaction finds no room: unlinks the files of
-    /// the lowest-ranked unpinned entries first, then deletes their rows in a transaction that
-    /// now fits. Between the two a read finds the file missing: a miss, never wrong bytes.
+    /// The last resort when even eviction's transaction finds no room.
+    ///
+    /// Unlinks the files of the lowest-ranked unpinned entries first, then deletes their rows
+    /// in a transaction that now fits. Between the two a read finds the file missing: a miss, never wrong bytes.
     private func removeFilesBeforeRows(freeing bytes: Int) throws {
         let candidates = try wrapIndexErrors {
             try index.read { db in

@@ -60,8 +60,9 @@ extension DiskCache {
         try? POSIXFile.remove(sidecarPath(forFile: file))
     }
 
-    /// Writes the sidecar of the entry `id` from its row, atomically (temporary file, then
-    /// rename), when the entry lives in a file. Call it inside the write transaction that
+    /// Writes the sidecar of the entry `id` from its row, when the entry lives in a file.
+    ///
+    /// Atomic (a temporary file, then rename). Call it inside the write transaction that
     /// changed the row, so that the sidecar and the row commit together or not at all.
     func writeSidecar(forEntry id: Int64, in db: SQLiteConnection) throws {
         let row = try db.first(
@@ -106,8 +107,10 @@ extension DiskCache {
 }
 
 extension DiskCache {
-    /// Moves the inline value of the entry `id` into a value file, so that pinning a small
-    /// value makes it recoverable from the files like every other pinned value. Call it inside
+    /// Moves the inline value of the entry `id` into a value file.
+    ///
+    /// Pinning a small value so makes it recoverable from the files like every other pinned
+    /// value. Call it inside
     /// the write transaction; a rollback leaves at worst an orphan file.
     func moveInlineValueToFile(entry id: Int64, key: String, in db: SQLiteConnection) throws {
         let data = try db.first(

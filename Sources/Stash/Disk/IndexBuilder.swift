@@ -101,8 +101,10 @@ enum IndexBuilder {
         return result
     }
 
-    /// Copies the inline, unpinned entries of the old index when it can still be read and passes
-    /// `quick_check`; anything else in it is skipped. File-backed entries already came from the
+    /// Copies the inline, unpinned entries of the old index.
+    ///
+    /// Only when it can still be read and passes `quick_check`; anything else in it is
+    /// skipped. File-backed entries already came from the
     /// files.
     private static func salvageInlineEntries(from old: String, into db: SQLiteConnection, rank: Int64) throws
         -> Int64
