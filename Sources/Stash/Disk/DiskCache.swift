@@ -63,6 +63,12 @@ public final class DiskCache: Sendable {
             throw StashError(.invalidArgument, "DiskCache needs a file URL, got \(directory).")
         }
         try configuration.validate(directory: directory)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw StashError(
+                .invalidArgument,
+                "The cache directory \(directory.path) is a file, not a directory: choose a directory path.")
+        }
         self.directory = directory.standardizedFileURL
         self.configuration = configuration
         self.root = self.directory.path

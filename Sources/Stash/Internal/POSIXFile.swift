@@ -103,6 +103,8 @@ enum POSIXFile {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error("fstat \(path)") }
+        // A directory or device where a value file should be is as good as a missing file.
+        guard info.st_mode & S_IFMT == S_IFREG else { return .missing }
         guard Int(info.st_size) == expectedSize else { return .wrongSize(actual: Int(info.st_size)) }
         // Plain malloc, not Data(count:) (calloc) or posix_memalign: for megabyte buffers those
         // map fresh zero pages on every call, and the page faults cost 10x the read itself;

@@ -77,7 +77,7 @@ import Testing
             {
                 let url = path.isEmpty ? dir : dir.appendingPathComponent(path)
                 var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+                _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
                 try FileManager.default.setAttributes(
                     [.posixPermissions: isDirectory.boolValue ? 0o555 : 0o444], ofItemAtPath: url.path)
             }
