@@ -76,7 +76,7 @@ import Testing
             let file = root.appendingPathComponent("file")
             try Data("not a directory".utf8).write(to: file)
             let dir = file.appendingPathComponent("cache")
-            let result = try await StashTool.run(["ls", "--dir", dir.path])
+            let result = try await StashTool.run(["put", "k", "--dir", dir.path], input: Data("x".utf8))
             #expect(result.status == 74)
             #expect(result.output.isEmpty)
             #expect(

@@ -101,7 +101,7 @@ import Testing
                     """)
 
             let files = try #require(FileManager.default.enumerator(atPath: dir.appendingPathComponent("data").path))
-                .compactMap { $0 as? String }.filter { $0.split(separator: "/").count == 3 }
+                .compactMap { $0 as? String }.filter { $0.split(separator: "/").count == 3 && !$0.hasSuffix(".meta") }
             #expect(files.count == 1)
             let file = dir.appendingPathComponent("data").appendingPathComponent(try #require(files.first))
             try Data(count: 10).write(to: file)

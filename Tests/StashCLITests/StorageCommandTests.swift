@@ -95,6 +95,8 @@ import Testing
             #expect(report["totalCount"] as? Int == 3)
             #expect(report["pinnedSize"] as? Int == 50_000)
 
+            try FileManager.default.createDirectory(
+                at: dir.appendingPathComponent("new"), withIntermediateDirectories: false)
             let empty = try await stash("ls", in: dir.appendingPathComponent("new"))
             #expect(empty.text == "0 entries, 0 B\n")
         }

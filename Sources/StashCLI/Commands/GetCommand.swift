@@ -37,7 +37,11 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await options.withSession { session in
+        // Bad usage is reported before the directory is looked at.
+        if key.isEmpty {
+            throw CLIError.usage("A cache key must not be empty: use a non-empty string such as the URL.")
+        }
+        try await options.withSession(inspecting: true) { session in
             let cache = session.cache
             let found: (data: Data, attributes: DiskCache.Attributes)?
             do {

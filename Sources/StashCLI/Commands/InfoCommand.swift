@@ -31,13 +31,30 @@ struct InfoCommand: AsyncParsableCommand {
         var diskUsage: Int
         var statistics: ToolStatistics
         var hitRatio: Double?
+        /// Whether the directory cannot be written (the cache opened read-only).
+        var readOnly = false
+        /// The limit the disk can hold, when it is below `sizeLimit`: the unpinned bytes plus the
+        /// space left on the file system.
+        var effectiveSizeLimit: Int?
+        /// The last time the index was rebuilt from the value files.
+        var lastIndexRebuild: DiskCache.IndexRebuild?
+    }
+
+    /// The byte limit the disk can hold: what unpinned entries hold plus what is free, or `nil`
+    /// when that is at least `limit`.
+    static func diskLimit(for cache: DiskCache, limit: ByteCount) throws -> Int? {
+        var info = statvfs()
+        guard statvfs(cache.directory.path, &info) == 0 else { return nil }
+        let available = Int(info.f_bavail) * Int(info.f_frsize)
+        let holds = min(try cache.totalSize.bytes - cache.pinnedSize.bytes + available, cache.effectiveSizeLimit.bytes)
+        return holds < limit.bytes ? holds : nil
     }
 
     func run() async throws {
-        let report = try await options.withSession { session in
+        let report = try await options.withSession(inspecting: true) { session in
             let cache = session.cache
             do {
-                return Report(
+                var report = Report(
                     directory: session.directory.path, sizeLimit: session.sizeLimit.bytes,
                     sizeLimitSource: session.limitSource,
                     evictionPolicy: cache.configuration.evictionPolicy.description,
@@ -46,6 +63,10 @@ struct InfoCommand: AsyncParsableCommand {
                     totalCount: try cache.totalCount, totalSize: try cache.totalSize.bytes,
                     pinnedCount: try cache.pinnedCount, pinnedSize: try cache.pinnedSize.bytes,
                     diskUsage: cache.diskUsage().bytes, statistics: ToolStatistics(), hitRatio: nil)
+                report.readOnly = cache.isReadOnly
+                report.effectiveSizeLimit = try Self.diskLimit(for: cache, limit: session.sizeLimit)
+                report.lastIndexRebuild = cache.lastIndexRebuild
+                return report
             } catch {
                 throw CLIError(error, while: "reading \(session.directory.path)")
             }
@@ -78,8 +99,8 @@ struct InfoCommand: AsyncParsableCommand {
             stats.hitRatio.map {
                 "\(Output.percent($0)) (\(stats.hits) of \(stats.hits + stats.misses) reads served from the cache)"
             } ?? "no reads yet"
-        let rows: [[String]] = [
-            ["directory", report.directory],
+        var rows: [[String]] = [
+            ["directory", report.directory + (report.readOnly ? " (read-only: reads work, writes fail)" : "")],
             ["size limit", "\(Output.size(report.sizeLimit)) of unpinned values (\(source))"],
             [
                 "eviction",
@@ -103,6 +124,24 @@ struct InfoCommand: AsyncParsableCommand {
             ["", "served from the cache: \(Output.size(stats.bytesServed)); evictions: \(stats.evictions)"],
             ["hit ratio", ratio],
         ]
+        if let limit = report.effectiveSizeLimit {
+            rows.insert(
+                [
+                    "effective",
+                    "\(Output.size(limit)): all the disk holds (unpinned entries plus free space); eviction keeps to it",
+                ],
+                at: 2)
+        }
+        if let rebuild = report.lastIndexRebuild {
+            let date = ISO8601DateFormatter().string(from: rebuild.date)
+            let moved = rebuild.movedTo.map { "; old index kept as \(($0 as NSString).lastPathComponent)" } ?? ""
+            rows.insert(
+                [
+                    "index",
+                    "rebuilt from the files on \(date) (\(rebuild.reason)): \(rebuild.recovered) recovered, \(rebuild.lost) lost\(moved)",
+                ],
+                at: rows.firstIndex { $0.first == "on disk" }! + 1)
+        }
         return Output.table(rows)
     }
 }

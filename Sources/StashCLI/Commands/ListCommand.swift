@@ -61,7 +61,7 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await options.withSession { session in
+        try await options.withSession(inspecting: true) { session in
             let report: Report
             do {
                 report = try await list(session)

@@ -71,8 +71,11 @@ struct CacheOptions: ParsableArguments {
 
     /// Opens the cache, runs `body` with it, and closes it (recording accesses and statistics)
     /// whatever `body` does.
-    func withSession<T>(_ body: (CacheSession) async throws -> T) async throws -> T {
-        let session = try CacheSession(options: self)
+    ///
+    /// - Parameter inspecting: `true` for commands that only read (`info`, `ls`, `get`,
+    ///   `verify`): a missing directory is an error instead of being created.
+    func withSession<T>(inspecting: Bool = false, _ body: (CacheSession) async throws -> T) async throws -> T {
+        let session = try CacheSession(options: self, mustExist: inspecting)
         do {
             let result = try await body(session)
             try session.close()

@@ -29,6 +29,8 @@ final class CacheSession: Sendable {
     let pending = Locked(ToolStatistics())
     /// Entries evicted while the session was open.
     let evictions: Locked<Int>
+    /// The rebuild of the index that opening the cache did, if any.
+    let rebuild: DiskCache.IndexRebuild?
     private let rememberedLimit: ByteCount?
 
     /// Opens the cache that `options` name.
@@ -36,10 +38,23 @@ final class CacheSession: Sendable {
     /// A `--size-limit` below what the unpinned entries hold evicts at once, so that the limit
     /// is true when the command ends.
     ///
-    /// - Throws: ``CLIError`` with status 74 when the directory cannot be opened.
-    init(options: CacheOptions) throws {
+    /// Opening rebuilds a lost or damaged index from the value files, with a progress line on a
+    /// terminal and a warning on standard error; a directory that cannot be written opens
+    /// read-only.
+    ///
+    /// - Parameter mustExist: Whether a missing directory is an error (commands that only
+    ///   read) rather than created.
+    /// - Throws: ``CLIError`` with status 74 when the directory cannot be opened, or does not
+    ///   exist and `mustExist`.
+    init(options: CacheOptions, mustExist: Bool = false) throws {
         let directory = options.directory
         self.directory = directory
+        var isDirectory: ObjCBool = false
+        if mustExist && !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            throw CLIError.io(
+                "No cache at \(directory.path): the directory does not exist. Check --dir, or store something first with 'stash put'."
+            )
+        }
         let rememberedLimit = try ToolState.load(from: directory).sizeLimit.map { ByteCount($0) }
         self.rememberedLimit = rememberedLimit
         if let limit = options.sizeLimit {
@@ -57,6 +72,20 @@ final class CacheSession: Sendable {
             configuration.evictionPolicy = policy
         }
         configuration.onEviction = { _ in evictions.withLock { $0 += 1 } }
+        let rebuilt = Locked(false)
+        let showsProgress = Terminal.isStandardErrorATerminal
+        configuration.onEvent = { event in
+            switch event {
+            case .rebuildingIndex(let scanned) where showsProgress:
+                Terminal.printToStandardError(
+                    "\rstash: rebuilding the index of \(directory.path): \(scanned) files scanned")
+            case .indexRebuilt:
+                if showsProgress { Terminal.printToStandardError("\r\u{1B}[K") }
+                rebuilt.withLock { $0 = true }
+            default:
+                break
+            }
+        }
         do {
             cache = try DiskCache(directory: directory, configuration: configuration)
             if limitSource == .option {
@@ -65,6 +94,12 @@ final class CacheSession: Sendable {
             }
         } catch {
             throw CLIError(error, while: "opening the cache in \(directory.path)")
+        }
+        rebuild = rebuilt.withLock { $0 } ? cache.lastIndexRebuild : nil
+        if let rebuild {
+            Terminal.printError(
+                "The index of \(directory.path) was \(rebuild.reason == "requested" ? "rebuilt" : "lost or damaged (\(rebuild.reason)) and was rebuilt") from its files: \(Output.count(rebuild.recovered, "entry", "entries")) recovered, \(rebuild.lost) lost"
+                    + (rebuild.movedTo.map { "; the old index was moved to \($0)." } ?? "."))
         }
     }
 
@@ -78,6 +113,8 @@ final class CacheSession: Sendable {
     /// - Throws: ``CLIError`` when the state file cannot be written.
     func close() throws {
         cache.close()
+        // A read-only directory keeps nothing of this session.
+        guard !cache.isReadOnly else { return }
         var statistics = pending.withLock { $0 }
         statistics.evictions = evictions.withLock { $0 }
         let limit = limitSource == .option ? sizeLimit : rememberedLimit

@@ -7,8 +7,10 @@ import Testing
     import Glibc
 #endif
 
-/// Every class of bad input, and what it does: a clear `StashError` or a documented behaviour,
-/// and nothing already stored is lost. The README's reliability table lists the same rows.
+/// Every class of bad input, and what it does.
+///
+/// Each gets a clear `StashError` or a documented behaviour, and nothing already stored is
+/// lost. The README's reliability table lists the same rows.
 @Suite struct BadInputTests {
     /// A cache holding a pinned and a file-backed entry, which every case checks afterwards.
     private func withSentinels(
