@@ -199,6 +199,26 @@ import Testing
         }
     }
 
+    @Test func aCacheWrittenBeforeSidecarsStillReadsAndGainsThemWhenWritten() throws {
+        try withTemporaryDirectory { dir in
+            try populate(dir).close()
+            let data = dir.appendingPathComponent("data")
+            for sidecar in filesBelow(data) where sidecar.hasSuffix(".meta") {
+                try FileManager.default.removeItem(at: data.appendingPathComponent(sidecar))
+            }
+            let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
+            cache.waitForBackgroundWork()
+            for (key, value, _) in Self.entries {
+                #expect(try cache.data(forKey: key) == value, "\(key)")
+            }
+            #expect(try cache.verify().isHealthy)
+            #expect(cache.lastIndexRebuild == nil)
+            #expect(try cache.unpin("pinned-large"))
+            #expect(try cache.fileURL(forKey: "inline") != nil)
+            #expect(filesBelow(data).filter { $0.hasSuffix(".meta") }.count == 2)
+        }
+    }
+
     @Test func anIndexFromANewerSchemaIsRefusedAndLeftUntouched() throws {
         try withTemporaryDirectory { dir in
             try populate(dir).close()
