@@ -5,6 +5,7 @@
 //   StashTestWorker mixed DIR SEED MILLIS    store/read/remove for MILLIS ms, report counts
 //   StashTestWorker check DIR                read every entry, report complete and broken values
 //   StashTestWorker open DIR                 open and store one value; report the error code
+//   StashTestWorker stall-rebuild DIR        open, and stop inside the index rebuild until killed
 //   StashTestWorker read-only DIR            read every entry of an unwritable cache, then try a store
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
@@ -168,6 +169,22 @@ case "open":
         say("error=\(error.code) message=\(error.message)")
     } catch {
         say("error=other \(error)")
+    }
+
+case "stall-rebuild":
+    // Opens a cache whose index must be rebuilt and stops in the middle of the rebuild (inside
+    // its progress callback) so that the parent can kill it there.
+    var configuration = DiskCache.Configuration(sizeLimit: .megabytes(10))
+    configuration.onEvent = { event in
+        guard case .rebuildingIndex = event else { return }
+        say("rebuilding")
+        while true { sleep(60) }
+    }
+    do {
+        _ = try DiskCache(directory: directory, configuration: configuration)
+        say("opened without stalling")
+    } catch {
+        say("error=\(error)")
     }
 
 case "read-only":

@@ -3,6 +3,10 @@ import Testing
 
 @testable import Stash
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A lost or damaged index is moved aside and rebuilt from the self-describing value files:
 /// every pinned entry comes back byte-identical, every file-backed entry comes back.
 @Suite struct IndexRebuildTests {
@@ -128,6 +132,37 @@ import Testing
             #expect(try cache.pinnedCount == 3)
             #expect(cache.lastIndexRebuild?.reason == "an earlier rebuild was interrupted")
             #expect(events.withLock { $0 }.contains { "\($0)".hasPrefix("index rebuilt from the value files") })
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(IndexRecovery.markerName).path))
+        }
+    }
+
+    @Test func aRebuildKilledWithSIGKILLIsRedoneByTheNextOpen() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                // A thousand value files: the rebuild reports progress (where the worker stops)
+                // every thousand.
+                let cache = try DiskCache(
+                    directory: dir, configuration: .init(sizeLimit: .megabytes(10), inlineThreshold: .bytes(1)))
+                for i in 0..<IndexBuilder.progressInterval {
+                    try cache.store(pattern(64, seed: UInt64(i)), forKey: "k\(i)", pinned: i.isMultiple(of: 10))
+                }
+                cache.close()
+            }
+            try FileManager.default.removeItem(at: dir.appendingPathComponent("index.sqlite"))
+            let (process, output) = try Worker.start(["stall-rebuild", dir.path])
+            #expect(Worker.waitForLines(output, prefix: "rebuilding", count: 1))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent(IndexRecovery.markerName).path))
+
+            let (cache, _) = try events(dir)
+            #expect(cache.lastIndexRebuild?.reason == "an earlier rebuild was interrupted")
+            #expect(try cache.totalCount == IndexBuilder.progressInterval)
+            #expect(try cache.pinnedCount == IndexBuilder.progressInterval / 10)
+            for i in stride(from: 0, to: IndexBuilder.progressInterval, by: 97) {
+                #expect(try cache.data(forKey: "k\(i)") == pattern(64, seed: UInt64(i)))
+            }
             #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(IndexRecovery.markerName).path))
         }
     }
