@@ -55,6 +55,7 @@ public final class ResourceLoader: Sendable {
     let counters: LockedValue<Statistics>
     let downloadsDirectory: String
     let versions = KeyVersions()
+    let backgroundTasks = BackgroundTasks()
     let valueTiers = ValueTiers()
     /// The decoded values being kept in memory right now, by key, version and tier (see
     /// `keep(_:from:in:)`).
