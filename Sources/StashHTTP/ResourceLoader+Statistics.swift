@@ -29,8 +29,8 @@ extension ResourceLoader {
         /// Requests answered with a stored entry past its freshness (``ResourceResponse/Source/stale``):
         /// because the origin failed, or within a stale-while-revalidate window.
         public var staleServes = 0
-        /// Revalidations started in the background for a stale-while-revalidate serve (requests
-        /// that joined one already under way are not counted).
+        /// Stale-while-revalidate serves that asked for a background revalidation; those asking
+        /// while one is under way join it (see ``coalescedWaiters``) rather than send another.
         public var backgroundRevalidations = 0
         /// Transfers that resumed a partial download with `Range` and received the rest (`206`).
         public var resumedDownloads = 0
