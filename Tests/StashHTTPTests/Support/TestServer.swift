@@ -24,6 +24,8 @@ final class TestServer: Sendable {
         var honoursValidators = true
         /// Send only this many body bytes (with the full Content-Length), then close.
         var truncateAfter: Int?
+        /// Cut only this many responses (to the path, counted from the first), `nil` for all.
+        var truncatedResponses: Int?
         /// Send the head, then hold the body until the gate opens (at ``pauseAt`` if set).
         var gate: Gate?
         /// Where the body waits for ``gate``: after this many bytes of it.
@@ -182,7 +184,7 @@ final class TestServer: Sendable {
         }
         let body = GeneratedBody(
             block: TestBody.block(seed: resource.seed), start: start, size: resource.size,
-            truncateAfter: resource.truncateAfter, gate: resource.gate, pauseAt: resource.pauseAt, server: self)
+            truncateAfter: served < (resource.truncatedResponses ?? .max) ? resource.truncateAfter : nil, gate: resource.gate, pauseAt: resource.pauseAt, server: self)
         let sequence =
             resource.chunked
             ? HTTPBodySequence(from: body, suggestedBufferSize: 64 * 1024)
