@@ -58,7 +58,7 @@ extension ResourceLoader {
             HTTPFreshness.mayServeStaleOnError(
                 stored.metadata, at: configuration.clock(), maximumStaleness: configuration.maximumStaleness)
         else { return nil }
-        logger.warning("Serving stale: the origin failed", metadata: ["key": "\(key)", "error": "\(error)"])
+        logger.debug("Serving stale: the origin failed", metadata: ["key": "\(key)", "error": "\(error)"])
         let version = versions.version(of: CacheKey(key))
         let result = LoadResult(metadata: stored.metadata, source: .stale, version: version, originFailure: error)
         return (result, .servedStale(error.code))
