@@ -139,8 +139,9 @@ extension ResourceLoader {
         } catch {
             // A body that stopped midway stays as a partial download; the receiver's own errors
             // (too large, disk refused) mean it must go.
-            receiver.discard(keepingPartial: !(error is StashError))
+            let kept = receiver.discard(keepingPartial: !(error is StashError))
             recordBuffering(receiver)
+            if kept { await accountForPartialDownloads() }
             throw transportFailure(error, url: url)
         }
         recordBuffering(receiver)
@@ -157,7 +158,7 @@ extension ResourceLoader {
             do {
                 body = try receiver.finish()
             } catch let error as StashError {
-                receiver.discard(keepingPartial: true)
+                if receiver.discard(keepingPartial: true) { await accountForPartialDownloads() }
                 throw TransientFailure(error: error)
             }
             if receiver.isResumed { counters.withLock { $0.resumedDownloads += 1 } }

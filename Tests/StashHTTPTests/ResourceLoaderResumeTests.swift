@@ -137,4 +137,27 @@ struct ResourceLoaderResumeTests {
             }
         }
     }
+
+    @Test func partialDownloadsCountAgainstTheByteLimitAndAreRemovedOnRequest() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let fixture = try Fixture(directory: directory, sizeLimit: .bytes(1_000_000))
+                for index in 0..<7 { server.set("/e\(index)", .init(size: 100_000, seed: UInt64(index))) }
+                for index in 0..<7 { _ = try await fixture.loader.data(for: server.url("/e\(index)")) }
+                #expect(try fixture.cache.totalSize == .bytes(700_000))
+
+                server.set("/big", .init(size: 900_000, seed: 1, etag: "\"b\"", truncateAfter: 400_000))
+                #expect(await error { try await fixture.loader.data(for: server.url("/big")) } != nil)
+                #expect(fixture.partialSizes == [400_000])
+                // The entries and the partial fit the limit together.
+                #expect(try fixture.cache.totalSize.bytes <= 600_000)
+                #expect(ResourceLoader.partialDownloads(in: fixture.cache).size == .bytes(400_000))
+
+                let removed = ResourceLoader.removePartialDownloads(in: fixture.cache)
+                #expect(removed.count == 1)
+                #expect(removed.size == .bytes(400_000))
+                #expect(fixture.downloads.isEmpty)
+            }
+        }
+    }
 }

@@ -178,7 +178,10 @@ final class BodyReceiver: @unchecked Sendable {
     ///
     /// - Parameter keepingPartial: Keep a partial download to be resumed (the body stopped
     ///   midway) rather than delete it (it is wrong, or the disk refused it).
-    func discard(keepingPartial: Bool = false) {
+    /// - Returns: Whether a partial download was kept.
+    @discardableResult
+    func discard(keepingPartial: Bool = false) -> Bool {
+        let kept = isPartial && keepingPartial && received > 0
         if isPartial && !keepingPartial { PartialDownload.removeRecord(in: downloadsDirectory, key: key) }
         if isPartial && keepingPartial { file?.close() } else { file?.remove() }
         file = nil
@@ -187,6 +190,7 @@ final class BodyReceiver: @unchecked Sendable {
         resuming?.file.close()
         resuming = nil
         buffer = Data()
+        return kept
     }
 
     /// The file for a body of `length` bytes: the key's partial download when the response has
