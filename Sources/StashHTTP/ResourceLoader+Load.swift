@@ -7,7 +7,9 @@ extension ResourceLoader {
     func load(_ request: ResourceRequest, delivery: Delivery, waiter: Waiter) async throws -> ResourceResponse {
         let (url, key) = try resolve(request)
         let policy = request.cachePolicy ?? configuration.cachePolicy
-        if delivery == .data, policy != .reload, let hit = memoryHit(key: key, policy: policy, request: request.urlRequest) {
+        if delivery == .data, policy != .reload,
+            let hit = memoryHit(key: key, policy: policy, request: request.urlRequest)
+        {
             counters.withLock { $0.memoryHits += 1 }
             logger.debug("Memory hit", metadata: ["key": "\(key)"])
             finishProgress(of: waiter, size: hit.data?.count ?? 0)

@@ -26,7 +26,9 @@ extension ResourceLoader {
         let transferKey = transferKey(request, key: key)
         backgroundTasks.run {
             do {
-                _ = try await self.coordinator.load(key: transferKey, waiter: waiter, cancellationError: self.cancellation(of: url)) {
+                _ = try await self.coordinator.load(
+                    key: transferKey, waiter: waiter, cancellationError: self.cancellation(of: url)
+                ) {
                     transfer in
                     try await self.runTransfer(transfer, key: key, request: request, url: url, policy: .http)
                 }

@@ -95,7 +95,8 @@ struct ResourceLoaderResumeTests {
                     $0.retryPolicy = .init(maximumRetries: 1, initialDelay: .zero)
                 }
                 // The server cuts only the first response: the retry carries a Range it honours.
-                server.set("/big", .init(size: size, seed: 4, etag: "\"r4\"", truncateAfter: cut, truncatedResponses: 1))
+                server.set(
+                    "/big", .init(size: size, seed: 4, etag: "\"r4\"", truncateAfter: cut, truncatedResponses: 1))
                 let data = try await fixture.loader.data(for: server.url("/big"))
                 #expect(data == TestBody.bytes(size, seed: 4))
                 #expect(server.stats.value.ranges.map(\.range) == ["bytes=\(cut)-"])

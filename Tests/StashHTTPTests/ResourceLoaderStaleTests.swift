@@ -133,7 +133,8 @@ struct ResourceLoaderStaleTests {
                 let clock = TestClock()
                 let fixture = try makeFixture(directory, clock: clock)
                 server.set(
-                    "/feed", .init(size: 40_000, seed: 1, etag: "\"v1\"", cacheControl: "max-age=1, stale-while-revalidate=60"))
+                    "/feed",
+                    .init(size: 40_000, seed: 1, etag: "\"v1\"", cacheControl: "max-age=1, stale-while-revalidate=60"))
                 let url = server.url("/feed")
                 _ = try await fixture.loader.data(for: url)
 

@@ -99,7 +99,8 @@ struct FetchCommand: AsyncParsableCommand {
         }
         for text in urls { _ = try Self.parse(text) }
         if maxStale < 0 {
-            throw ValidationError("--max-stale must be 0 or more seconds, got \(maxStale); use --no-stale to refuse stale copies.")
+            throw ValidationError(
+                "--max-stale must be 0 or more seconds, got \(maxStale); use --no-stale to refuse stale copies.")
         }
     }
 

@@ -162,7 +162,8 @@ final class BodyReceiver: @unchecked Sendable {
                 do {
                     try file.moveToRandomName()
                 } catch {
-                    throw StashError(.io, "Cannot rename the download file \(file.path) of \(url.absoluteString).", cause: error)
+                    throw StashError(
+                        .io, "Cannot rename the download file \(file.path) of \(url.absoluteString).", cause: error)
                 }
                 PartialDownload.removeRecord(in: downloadsDirectory, key: key)
                 isPartial = false

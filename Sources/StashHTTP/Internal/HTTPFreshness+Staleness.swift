@@ -18,10 +18,11 @@ extension HTTPFreshness {
         return max(0, now.timeIntervalSince1970 - until)
     }
 
-    /// Whether a stale entry may be served because the origin failed: never for `no-store` or
-    /// `must-revalidate`; otherwise within the response's `stale-if-error` or the loader's
-    /// `maximumStaleness`, whichever is longer. `maximumStaleness == nil` refuses every stale
-    /// serve, `stale-if-error` included.
+    /// Whether a stale entry may be served because the origin failed (stale-if-error).
+    ///
+    /// Never for `no-store` or `must-revalidate`; otherwise within the response's
+    /// `stale-if-error` or the loader's `maximumStaleness`, whichever is longer.
+    /// `maximumStaleness == nil` refuses every stale serve, `stale-if-error` included.
     static func mayServeStaleOnError(_ metadata: DiskCache.Metadata, at now: Date, maximumStaleness: Duration?)
         -> Bool
     {
@@ -39,7 +40,9 @@ extension HTTPFreshness {
     static func mayServeWhileRevalidating(
         _ metadata: DiskCache.Metadata, at now: Date, window: Duration?, maximumStaleness: Duration?
     ) -> Bool {
-        guard maximumStaleness != nil, let staleness = staleness(of: metadata, at: now), staleness > 0 else { return false }
+        guard maximumStaleness != nil, let staleness = staleness(of: metadata, at: now), staleness > 0 else {
+            return false
+        }
         let control = CacheControl(parsing: metadata.extra[cacheControlKey])
         if control.noStore || control.noCache || control.mustRevalidate { return false }
         guard let allowed = control.staleWhileRevalidate.map(TimeInterval.init) ?? window?.timeInterval else {

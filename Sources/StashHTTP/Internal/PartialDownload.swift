@@ -62,9 +62,10 @@ enum PartialDownload {
         name.hasSuffix(".partial") || name.hasSuffix(".partial.json")
     }
 
-    /// The partial of `key` that a request can resume, or `nil` when there is none, it has no
-    /// validator or no bytes, or another transfer holds it. A record that does not describe
-    /// the key (garbage, or a hash collision) is not used.
+    /// The partial of `key` that a request can resume.
+    ///
+    /// `nil` when there is none, it has no validator or no bytes, or another transfer holds it.
+    /// A record that does not describe the key (garbage, or a hash collision) is not used.
     static func find(in directory: String, key: String) -> Found? {
         guard let data = FileManager.default.contents(atPath: recordPath(in: directory, key: key)),
             let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,

@@ -177,14 +177,16 @@ final class TestServer: Sendable {
         {
             guard offset < resource.size else {
                 headers[HTTPHeader("Content-Range")] = "bytes */\(resource.size)"
-                return bodiless(HTTPResponse(statusCode: HTTPStatusCode(416, phrase: "Range Not Satisfiable"), headers: headers))
+                return bodiless(
+                    HTTPResponse(statusCode: HTTPStatusCode(416, phrase: "Range Not Satisfiable"), headers: headers))
             }
             headers[HTTPHeader("Content-Range")] = "bytes \(offset)-\(resource.size - 1)/\(resource.size)"
             (status206, start) = (HTTPStatusCode(206, phrase: "Partial Content"), offset)
         }
         let body = GeneratedBody(
             block: TestBody.block(seed: resource.seed), start: start, size: resource.size,
-            truncateAfter: served < (resource.truncatedResponses ?? .max) ? resource.truncateAfter : nil, gate: resource.gate, pauseAt: resource.pauseAt, server: self)
+            truncateAfter: served < (resource.truncatedResponses ?? .max) ? resource.truncateAfter : nil,
+            gate: resource.gate, pauseAt: resource.pauseAt, server: self)
         let sequence =
             resource.chunked
             ? HTTPBodySequence(from: body, suggestedBufferSize: 64 * 1024)
