@@ -42,6 +42,21 @@ struct ResourceLoaderResumeTests {
         }
     }
 
+    @Test func lastModifiedAloneIsEnoughToResume() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let fixture = try Fixture(directory: directory)
+                let modified = "Tue, 03 Nov 2026 10:00:00 GMT"
+                server.set("/lm", .init(size: size, seed: 6, lastModified: modified, truncateAfter: cut))
+                #expect(await error { try await fixture.loader.data(for: server.url("/lm")) } != nil)
+                server.set("/lm", .init(size: size, seed: 6, lastModified: modified))
+                #expect(try await fixture.loader.data(for: server.url("/lm")) == TestBody.bytes(size, seed: 6))
+                #expect(server.stats.value.ranges.map(\.ifRange) == [modified])
+                #expect(fixture.loader.statistics.resumedDownloads == 1)
+            }
+        }
+    }
+
     @Test func serverIgnoringRangeSendsTheWholeBodyWhichReplacesThePartial() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
@@ -66,6 +81,21 @@ struct ResourceLoaderResumeTests {
                 let data = try await fixture.loader.data(for: server.url("/big"))
                 #expect(data == TestBody.bytes(size + 1_000, seed: 2))
                 #expect(server.stats.value.ranges.map(\.ifRange) == ["\"r1\""])
+                #expect(fixture.loader.statistics.resumedDownloads == 0)
+                #expect(fixture.downloads.isEmpty)
+            }
+        }
+    }
+
+    @Test func partialContentThatDoesNotContinueThePartialIsRefusedAndTheBodyFetchedWhole() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let fixture = try Fixture(directory: directory)
+                try await leavePartial(fixture, server, path: "/big")
+                server.set("/big", .init(size: size, seed: 1, etag: "\"r1\"", answersRangeFromZero: true))
+                #expect(try await fixture.loader.data(for: server.url("/big")) == TestBody.bytes(size, seed: 1))
+                #expect(server.stats.value.ranges.map(\.range) == ["bytes=\(cut)-"])
+                #expect(server.stats.value.requests == 3)
                 #expect(fixture.loader.statistics.resumedDownloads == 0)
                 #expect(fixture.downloads.isEmpty)
             }

@@ -34,6 +34,8 @@ final class TestServer: Sendable {
         var responseGate: Gate?
         /// Answer `Range: bytes=N-` (with a matching or absent `If-Range`) with a 206.
         var honoursRange = true
+        /// Misbehave: answer a `Range` with a 206 of the whole body (`bytes 0-…`).
+        var answersRangeFromZero = false
         /// Choose the body's seed by the value of a request header (for `Vary`).
         var seedByHeader: (name: String, seeds: [String: UInt64])?
         /// Send the body with chunked transfer encoding, without a Content-Length.
@@ -172,7 +174,8 @@ final class TestServer: Sendable {
         if resource.size == 0 { return bodiless(HTTPResponse(statusCode: status, headers: headers)) }
         headers[.contentType] = "application/octet-stream"
         var (status206, start) = (status, 0)
-        if resource.honoursRange, resource.status == 200, let range, let offset = Self.rangeStart(range),
+        if resource.honoursRange, resource.status == 200, let range,
+            let offset = resource.answersRangeFromZero ? 0 : Self.rangeStart(range),
             ifRange == nil || ifRange == resource.etag || ifRange == resource.lastModified
         {
             guard offset < resource.size else {
