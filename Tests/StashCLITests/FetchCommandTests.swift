@@ -213,4 +213,23 @@ import Testing
             #expect(negative.error.contains("--max-stale must be 0 or more seconds, got -1"))
         }
     }
+
+    @Test func interruptedDownloadIsResumedWithRangeByTheNextFetch() async throws {
+        try await withOriginServer { server in
+            try await withTemporaryDirectory { dir in
+                let url = server.url("/files/video-300000")
+                server.cut("/files/video-300000", at: 120_000)
+                let interrupted = try await stash("fetch", url, in: dir)
+                #expect(interrupted.status == 74)
+                #expect(try await stash("get", url, in: dir).status == 1)
+
+                server.heal("/files/video-300000")
+                let resumed = try await stash("fetch", url, in: dir)
+                #expect(resumed.status == 0)
+                #expect(server.served.ranges.last == "bytes=120000-")
+                let body = try await stash("get", url, in: dir)
+                #expect(body.output == OriginServer.body("/files/video-300000"))
+            }
+        }
+    }
 }
