@@ -84,6 +84,10 @@ extension ResourceLoader {
                         "key": "\(key)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.error)",
                     ])
                 try await Task.sleep(for: delay)
+            } catch let error as StashError where error.code == .transport {
+                // Not worth a retry (an unknown host, say), but the origin is still unreachable.
+                if let stale = staleOnError(error, stored: stored, key: key, policy: policy) { return stale }
+                throw error
             } catch is EntryVanished {
                 validated = nil
             } catch is RestartDownload {
@@ -166,7 +170,7 @@ extension ResourceLoader {
                 discard(body)
                 throw CancellationError()
             }
-            return try await store(body, response: response, key: key, request: request, policy: policy)
+            return try await store(body, response: response, key: key, url: url, request: request, policy: policy)
         default:
             receiver.discard()
             throw statusFailure(response, url: url)
@@ -218,10 +222,9 @@ extension ResourceLoader {
 
     /// A complete 2xx body: store it unless the policy forbids, and hand it over.
     private func store(
-        _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, request: ResourceRequest,
+        _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, request: ResourceRequest,
         policy: CachePolicy
     ) async throws -> (LoadResult, TransferOutcome) {
-        let url = request.url ?? response.url!
         let headers = HTTPFreshness.Headers(response)
         let metadata = HTTPFreshness.recordingVary(
             headers.vary, of: request.urlRequest,

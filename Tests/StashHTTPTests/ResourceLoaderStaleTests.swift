@@ -114,6 +114,24 @@ struct ResourceLoaderStaleTests {
         }
     }
 
+    @Test func unknownHostGetsTheStaleEntry() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let clock = TestClock()
+                let fixture = try makeFixture(directory, clock: clock)
+                server.set("/p", .init(size: 300, seed: 8, cacheControl: "max-age=1"))
+                _ = try await fixture.loader.data(for: ResourceRequest(server.url("/p"), cacheKey: "photo"))
+                clock.advance(by: 10)
+                // `.invalid` never resolves (RFC 6761): the origin is unreachable by DNS.
+                let unreachable = URL(string: "http://stash-tests.invalid/p")!
+                let stale = try await fixture.loader.response(for: ResourceRequest(unreachable, cacheKey: "photo"))
+                #expect(stale.source == .stale)
+                #expect(stale.data == TestBody.bytes(300, seed: 8))
+                #expect(stale.originFailure?.code == .transport)
+            }
+        }
+    }
+
     @Test func requestWithNoStoredEntryStillFailsNamingTheURL() async throws {
         try await withTemporaryDirectory { directory in
             let fixture = try makeFixture(directory, clock: TestClock())
