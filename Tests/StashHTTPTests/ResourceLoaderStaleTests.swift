@@ -4,6 +4,10 @@ import Testing
 
 @testable import StashHTTP
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Serving stale entries under `.http`: when the origin fails (stale-if-error), and at once
 /// while one background request revalidates (stale-while-revalidate).
 @Suite(.timeLimit(.minutes(5)))
@@ -120,14 +124,20 @@ struct ResourceLoaderStaleTests {
                 let clock = TestClock()
                 let fixture = try makeFixture(directory, clock: clock)
                 server.set("/p", .init(size: 300, seed: 8, cacheControl: "max-age=1"))
-                _ = try await fixture.loader.data(for: ResourceRequest(server.url("/p"), cacheKey: "photo"))
+                _ = try await fixture.loader.data(for: server.url("/p"))
                 clock.advance(by: 10)
-                // `.invalid` never resolves (RFC 6761): the origin is unreachable by DNS.
-                let unreachable = URL(string: "http://stash-tests.invalid/p")!
-                let stale = try await fixture.loader.response(for: ResourceRequest(unreachable, cacheKey: "photo"))
+                // A real DNS failure would stall every transfer of the process (libcurl resolves
+                // synchronously here) for as long as the resolver takes: the fault is injected.
+                var configuration = fixture.loader.configuration
+                configuration.maximumStaleness = .seconds(60)
+                let offline = ResourceLoader(
+                    cache: fixture.cache, transport: FailingTransport(error: URLError(.cannotFindHost)),
+                    configuration: configuration)
+                let stale = try await offline.response(for: ResourceRequest(server.url("/p")))
                 #expect(stale.source == .stale)
                 #expect(stale.data == TestBody.bytes(300, seed: 8))
                 #expect(stale.originFailure?.code == .transport)
+                #expect((stale.originFailure?.cause as? URLError)?.code == .cannotFindHost)
             }
         }
     }
@@ -203,5 +213,17 @@ struct ResourceLoaderStaleTests {
                 #expect(server.stats.value.requests == 2)
             }
         }
+    }
+}
+
+/// A transport whose every request fails with `error` before any response: fault injection.
+private struct FailingTransport: HTTPTransport {
+    let error: URLError
+
+    func send(
+        _ request: URLRequest, onResponse: @escaping @Sendable (HTTPURLResponse) throws -> Void,
+        onData: @escaping @Sendable (Data) throws -> Void
+    ) async throws -> HTTPURLResponse {
+        throw error
     }
 }
