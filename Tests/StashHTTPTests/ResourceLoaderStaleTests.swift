@@ -126,8 +126,8 @@ struct ResourceLoaderStaleTests {
                 server.set("/p", .init(size: 300, seed: 8, cacheControl: "max-age=1"))
                 _ = try await fixture.loader.data(for: server.url("/p"))
                 clock.advance(by: 10)
-                // A real DNS failure would stall every transfer of the process (libcurl resolves
-                // synchronously here) for as long as the resolver takes: the fault is injected.
+                // A real lookup of an unknown name takes as long as the machine's resolver does (up
+                // to its timeout), so the DNS failure is injected.
                 var configuration = fixture.loader.configuration
                 configuration.maximumStaleness = .seconds(60)
                 let offline = ResourceLoader(
