@@ -13,7 +13,10 @@ import Foundation
 /// `onData` with each chunk of the body in order, never concurrently, and returns after the
 /// last chunk. If either closure throws, the transport stops the transfer and rethrows that
 /// error. Cancelling the calling task stops the transfer and throws `CancellationError`.
-/// A transport never caches: the loader does.
+/// A transport never caches: the loader does. It sends the request's headers as given (the
+/// loader adds `If-None-Match`, `If-Modified-Since`, and `Range` + `If-Range` to resume a partial
+/// download) and reports every status as it is, a `206 Partial Content` included; the body
+/// chunks delivered before a failure are what the loader keeps to resume from.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and streams the response.
     ///

@@ -52,6 +52,22 @@ extension ResourceLoader {
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each ``Event``.
         public var onEvent: (@Sendable (Event) -> Void)?
+        /// How long past its freshness a stored response may still be served under
+        /// ``CachePolicy/http`` when the origin fails transiently (a refused or lost connection,
+        /// a DNS failure, a timeout, a `5xx`): the app shows what it has instead of an error.
+        ///
+        /// A response's own `stale-if-error=N` lengthens it for that response. Responses with
+        /// `must-revalidate` or `no-store` are never served stale. `nil` never serves a stale
+        /// entry: not on failure (`stale-if-error` included), nor while revalidating. Defaults to one day, like a browser's offline
+        /// use of its cache, short enough that a long-lost origin shows as an error.
+        public var maximumStaleness: Duration? = .seconds(86_400)
+        /// How long past its freshness a stored response is served at once under
+        /// ``CachePolicy/http`` while one background request revalidates it, for responses
+        /// without their own `stale-while-revalidate=N` (which takes precedence).
+        ///
+        /// Never for `no-cache`, `no-store` or `must-revalidate` responses. Defaults to `nil`:
+        /// only responses that ask for it.
+        public var staleWhileRevalidate: Duration? = nil
         /// A test hook, awaited with the cache key just before a body or decoded value that a
         /// request read is kept in memory: tests let another request write the entry there.
         var willKeepInMemory: (@Sendable (String) async -> Void)?

@@ -7,7 +7,9 @@ extension ResourceLoader {
     func load(_ request: ResourceRequest, delivery: Delivery, waiter: Waiter) async throws -> ResourceResponse {
         let (url, key) = try resolve(request)
         let policy = request.cachePolicy ?? configuration.cachePolicy
-        if delivery == .data, policy != .reload, let hit = memoryHit(key: key, policy: policy) {
+        if delivery == .data, policy != .reload,
+            let hit = memoryHit(key: key, policy: policy, request: request.urlRequest)
+        {
             counters.withLock { $0.memoryHits += 1 }
             logger.debug("Memory hit", metadata: ["key": "\(key)"])
             finishProgress(of: waiter, size: hit.data?.count ?? 0)
@@ -47,8 +49,11 @@ extension ResourceLoader {
         for _ in 0..<2 {
             if policy != .reload {
                 let version = versions.version(of: CacheKey(key))
-                if let hit = try await cachedResponse(key: key, policy: policy, delivery: delivery) {
-                    counters.withLock { $0.diskHits += 1 }
+                if let hit = try await cachedResponse(request, url: url, key: key, policy: policy, delivery: delivery) {
+                    counters.withLock { stats in
+                        stats.diskHits += 1
+                        if hit.response.source == .stale { stats.staleServes += 1 }
+                    }
                     logger.debug("Disk hit", metadata: ["key": "\(key)"])
                     finishProgress(of: waiter, size: hit.attributes.size)
                     return Loaded(response: hit.response, version: version, isStored: true, attributes: hit.attributes)
@@ -62,13 +67,17 @@ extension ResourceLoader {
                 )
             }
             let result = try await coordinator.load(
-                key: key, waiter: waiter, cancellationError: cancellation(of: url)
+                key: transferKey(request, key: key), waiter: waiter, cancellationError: cancellation(of: url)
             ) { transfer in
-                try await self.runTransfer(transfer, request: request, url: url, policy: policy)
+                try await self.runTransfer(transfer, key: key, request: request, url: url, policy: policy)
             }
             if let response = try await deliver(result, key: key, url: url, delivery: delivery) {
                 counters.withLock { stats in
-                    if result.source == .disk { stats.diskHits += 1 } else { stats.networkLoads += 1 }
+                    switch result.source {
+                    case .disk: stats.diskHits += 1
+                    case .stale: stats.staleServes += 1
+                    default: stats.networkLoads += 1
+                    }
                 }
                 return Loaded(response: response, version: result.version, isStored: result.unstoredReason == nil)
             }
@@ -80,14 +89,28 @@ extension ResourceLoader {
         )
     }
 
-    /// The stored response for `key` if the policy lets it be used without the network.
-    private func cachedResponse(key: String, policy: CachePolicy, delivery: Delivery) async throws
-        -> (response: ResourceResponse, attributes: DiskCache.Attributes)?
-    {
-        guard let attributes = try await liveAttributes(forKey: key) else { return nil }
-        if policy == .http && !HTTPFreshness.isFresh(attributes.metadata, at: configuration.clock()) { return nil }
+    /// The stored response for `key` if the policy lets it be used without the network: fresh,
+    /// or within a stale-while-revalidate window (then revalidated in the background), and
+    /// matching the request's `Vary`ing headers.
+    private func cachedResponse(
+        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery
+    ) async throws -> (response: ResourceResponse, attributes: DiskCache.Attributes)? {
+        guard let attributes = try await liveAttributes(forKey: key),
+            HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest)
+        else { return nil }
+        var source = ResourceResponse.Source.disk
+        let now = configuration.clock()
+        if policy == .http && !HTTPFreshness.isFresh(attributes.metadata, at: now) {
+            guard
+                HTTPFreshness.mayServeWhileRevalidating(
+                    attributes.metadata, at: now, window: configuration.staleWhileRevalidate,
+                    maximumStaleness: configuration.maximumStaleness)
+            else { return nil }
+            source = .stale
+        }
         guard let body = try await read(key, delivery: delivery) else { return nil }
-        return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: .disk), attributes)
+        if source == .stale { revalidateInBackground(request, url: url, key: key) }
+        return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: source), attributes)
     }
 
     /// The attributes of a present entry, or `nil` when there is none or the disk cache's own
@@ -130,7 +153,9 @@ extension ResourceLoader {
             guard let file = try await cache.fileURL(forKey: key) else { return nil }
             body = .file(file)
         }
-        return ResourceResponse(body: body, cacheKey: key, metadata: result.metadata, source: result.source)
+        return ResourceResponse(
+            body: body, cacheKey: key, metadata: result.metadata, source: result.source,
+            originFailure: result.originFailure)
     }
 
     func finishProgress(of waiter: Waiter, size: Int) {

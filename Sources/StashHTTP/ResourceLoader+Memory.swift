@@ -1,6 +1,10 @@
 import Foundation
 import Stash
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 extension ResourceLoader {
     /// A response body in the loader's memory tier (``ResourceLoader/memory``), with the metadata
     /// it was stored with on disk.
@@ -29,9 +33,10 @@ extension ResourceLoader {
     ///
     /// Under ``CachePolicy/http`` a copy that is no longer fresh is not served: the request goes
     /// on to the disk and, from there, to revalidation.
-    func memoryHit(key: String, policy: CachePolicy) -> ResourceResponse? {
+    func memoryHit(key: String, policy: CachePolicy, request: URLRequest) -> ResourceResponse? {
         guard let entry = memory.value(forKey: CacheKey(key)) else { return nil }
         if policy == .http && !HTTPFreshness.isFresh(entry.metadata, at: configuration.clock()) { return nil }
+        guard HTTPFreshness.matchesVary(entry.metadata, request: request) else { return nil }
         // The disk's eviction policy should know the body is still wanted (no I/O here).
         cache.recordHit(forKey: key)
         return ResourceResponse(body: .data(entry.data), cacheKey: key, metadata: entry.metadata, source: .memory)

@@ -26,6 +26,14 @@ extension ResourceLoader {
         public var revalidations = 0
         /// Revalidations answered `304 Not Modified`.
         public var notModified = 0
+        /// Requests answered with a stored entry past its freshness (``ResourceResponse/Source/stale``):
+        /// because the origin failed, or within a stale-while-revalidate window.
+        public var staleServes = 0
+        /// Stale-while-revalidate serves that asked for a background revalidation; those asking
+        /// while one is under way join it (see ``coalescedWaiters``) rather than send another.
+        public var backgroundRevalidations = 0
+        /// Transfers that resumed a partial download with `Range` and received the rest (`206`).
+        public var resumedDownloads = 0
         /// Attempts repeated after a transient failure.
         public var retries = 0
         /// Transfers that ended with an error (after their retries).
@@ -66,6 +74,9 @@ extension ResourceLoader {
         case notStored
         /// The server confirmed the stored entry with `304 Not Modified`.
         case notModified
+        /// The origin failed with an error of this code, and the stored, stale entry is served
+        /// instead (stale-if-error); nothing was stored.
+        case servedStale(StashError.Code)
         /// The entry turned out to be in the cache already; no request was needed.
         case alreadyCached
         /// The transfer failed with an error of this code; nothing was stored.

@@ -15,17 +15,21 @@ extension ResourceLoader {
     /// The stored entry vanished while it was being revalidated; fetch it whole.
     struct EntryVanished: Error {}
 
-    /// The shared work of one transfer: report how it ended, and turn every failure into a
-    /// `StashError`.
-    func runTransfer(_ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy) async throws
-        -> LoadResult
+    /// The partial download could not be continued (a `416`, or a `206` that does not fit it):
+    /// it was removed; fetch the body whole.
+    struct RestartDownload: Error {}
+
+    /// The shared work of one transfer for the cache key `key`: report how it ended, and turn
+    /// every failure into a `StashError`.
+    func runTransfer(_ transfer: Transfer, key: String, request: ResourceRequest, url: URL, policy: CachePolicy)
+        async throws -> LoadResult
     {
-        let key = transfer.key
         let memoryKey = CacheKey(key)
         versions.hold(memoryKey)
         defer { versions.release(memoryKey) }
         do {
-            let (result, outcome) = try await performTransfer(transfer, request: request, url: url, policy: policy)
+            let (result, outcome) = try await performTransfer(
+                transfer, key: key, request: request, url: url, policy: policy)
             emit(.finished(key: key, outcome: outcome))
             return result
         } catch  where error is CancellationError || (error as? StashError)?.code == .cancelled {
@@ -42,15 +46,17 @@ extension ResourceLoader {
         }
     }
 
-    private func performTransfer(_ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy)
-        async throws -> (LoadResult, TransferOutcome)
-    {
-        let key = transfer.key
+    private func performTransfer(
+        _ transfer: Transfer, key: String, request: ResourceRequest, url: URL, policy: CachePolicy
+    ) async throws -> (LoadResult, TransferOutcome) {
         // Another transfer may have stored the entry after this request looked.
         var stored: DiskCache.Attributes?
         if policy != .reload {
             let version = versions.version(of: CacheKey(key))
             stored = try await liveAttributes(forKey: key)
+            if let entry = stored, !HTTPFreshness.matchesVary(entry.metadata, request: request.urlRequest) {
+                stored = nil
+            }
             if let stored, policy == .cacheFirst || HTTPFreshness.isFresh(stored.metadata, at: configuration.clock()) {
                 return (LoadResult(metadata: stored.metadata, source: .disk, version: version), .alreadyCached)
             }
@@ -61,11 +67,13 @@ extension ResourceLoader {
             attempt += 1
             do {
                 return try await attemptTransfer(
-                    transfer, request: request, url: url, policy: policy, validated: validated, attempt: attempt)
+                    transfer, key: key, request: request, url: url, policy: policy, validated: validated,
+                    attempt: attempt)
             } catch let failure as TransientFailure {
                 guard attempt <= configuration.retryPolicy.maximumRetries else {
                     var error = failure.error
                     if attempt > 1 { error.message += " (\(attempt) attempts)" }
+                    if let stale = staleOnError(error, stored: stored, key: key, policy: policy) { return stale }
                     throw error
                 }
                 counters.withLock { $0.retries += 1 }
@@ -76,18 +84,23 @@ extension ResourceLoader {
                         "key": "\(key)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(failure.error)",
                     ])
                 try await Task.sleep(for: delay)
+            } catch let error as StashError where error.code == .transport {
+                // Not worth a retry (an unknown host, say), but the origin is still unreachable.
+                if let stale = staleOnError(error, stored: stored, key: key, policy: policy) { return stale }
+                throw error
             } catch is EntryVanished {
                 validated = nil
+            } catch is RestartDownload {
+                continue
             }
         }
     }
 
     /// One HTTP request, holding a slot of the concurrency limit.
     private func attemptTransfer(
-        _ transfer: Transfer, request: ResourceRequest, url: URL, policy: CachePolicy,
+        _ transfer: Transfer, key: String, request: ResourceRequest, url: URL, policy: CachePolicy,
         validated: DiskCache.Attributes?, attempt: Int
     ) async throws -> (LoadResult, TransferOutcome) {
-        let key = transfer.key
         try await scheduler.acquire(transfer) { emit(.queued(key: key)) }
         defer { scheduler.release() }
         try Task.checkCancellation()
@@ -99,6 +112,11 @@ extension ResourceLoader {
                 urlRequest.setValue(modified, forHTTPHeaderField: "If-Modified-Since")
             }
         }
+        let partial = PartialDownload.find(in: downloadsDirectory, key: key)
+        if let partial, let ifRange = partial.ifRange {
+            urlRequest.setValue("bytes=\(partial.size)-", forHTTPHeaderField: "Range")
+            urlRequest.setValue(ifRange, forHTTPHeaderField: "If-Range")
+        }
         counters.withLock { stats in
             stats.requests += 1
             if validated != nil { stats.revalidations += 1 }
@@ -106,18 +124,28 @@ extension ResourceLoader {
         emit(.requestSent(key: key, url: url, attempt: attempt, isConditional: validated != nil))
         logger.debug(
             "Fetching",
-            metadata: ["url": "\(url.absoluteString)", "attempt": "\(attempt)", "conditional": "\(validated != nil)"])
+            metadata: [
+                "url": "\(url.absoluteString)", "attempt": "\(attempt)", "conditional": "\(validated != nil)",
+                "resumingAt": "\(partial?.size ?? 0)",
+            ])
 
         let receiver = BodyReceiver(
-            url: url, maximumSize: maximumResponseSize, inlineThreshold: cache.configuration.inlineThreshold.bytes,
-            downloadsDirectory: downloadsDirectory,
-            onProgress: { [coordinator] progress in coordinator.report(progress, for: transfer) })
+            url: url, key: key, maximumSize: maximumResponseSize,
+            inlineThreshold: cache.configuration.inlineThreshold.bytes, downloadsDirectory: downloadsDirectory,
+            resuming: partial, onProgress: { [coordinator] progress in coordinator.report(progress, for: transfer) })
         let response: HTTPURLResponse
         do {
             response = try await transport.send(urlRequest, onResponse: receiver.begin, onData: receiver.append)
-        } catch {
+        } catch is PartialMismatch {
             receiver.discard()
             recordBuffering(receiver)
+            throw discardPartial(key: key, url: url, reason: "its 206 did not continue the partial download")
+        } catch {
+            // A body that stopped midway stays as a partial download; the receiver's own errors
+            // (too large, disk refused) mean it must go.
+            let kept = receiver.discard(keepingPartial: !(error is StashError))
+            recordBuffering(receiver)
+            if kept { await accountForPartialDownloads() }
             throw transportFailure(error, url: url)
         }
         recordBuffering(receiver)
@@ -126,19 +154,23 @@ extension ResourceLoader {
         case 304:
             receiver.discard()
             return try await revalidated(response, validated: validated, key: key, url: url)
-        case 200..<300 where response.statusCode != 206:
+        case 416 where partial != nil:
+            receiver.discard()
+            throw discardPartial(key: key, url: url, reason: "it answered 416 Range Not Satisfiable")
+        case 200..<300 where response.statusCode != 206 || receiver.isResumed:
             let body: BodyReceiver.Body
             do {
                 body = try receiver.finish()
             } catch let error as StashError {
-                receiver.discard()
+                if receiver.discard(keepingPartial: true) { await accountForPartialDownloads() }
                 throw TransientFailure(error: error)
             }
+            if receiver.isResumed { counters.withLock { $0.resumedDownloads += 1 } }
             guard !Task.isCancelled else {
                 discard(body)
                 throw CancellationError()
             }
-            return try await store(body, response: response, key: key, url: url, policy: policy)
+            return try await store(body, response: response, key: key, url: url, request: request, policy: policy)
         default:
             receiver.discard()
             throw statusFailure(response, url: url)
@@ -190,11 +222,13 @@ extension ResourceLoader {
 
     /// A complete 2xx body: store it unless the policy forbids, and hand it over.
     private func store(
-        _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, policy: CachePolicy
+        _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, request: ResourceRequest,
+        policy: CachePolicy
     ) async throws -> (LoadResult, TransferOutcome) {
         let headers = HTTPFreshness.Headers(response)
-        let metadata = HTTPFreshness.metadata(
-            for: headers, url: response.url ?? url, receivedAt: configuration.clock())
+        let metadata = HTTPFreshness.recordingVary(
+            headers.vary, of: request.urlRequest,
+            in: HTTPFreshness.metadata(for: headers, url: response.url ?? url, receivedAt: configuration.clock()))
         if policy == .http && HTTPFreshness.forbidsStoring(headers) {
             let reason = StashError(
                 .invalidResponse,
@@ -261,5 +295,15 @@ extension ResourceLoader {
 
     private func discard(_ body: BodyReceiver.Body) {
         if case .file(let file, _) = body { file.remove() }
+    }
+
+    /// Removes `key`'s partial download, which the server would not continue, and returns the
+    /// error that restarts the transfer without it.
+    private func discardPartial(key: String, url: URL, reason: String) -> RestartDownload {
+        if let partial = PartialDownload.find(in: downloadsDirectory, key: key) { partial.file.remove() }
+        PartialDownload.removeRecord(in: downloadsDirectory, key: key)
+        logger.debug(
+            "Starting the download over", metadata: ["url": "\(url.absoluteString)", "reason": "\(reason)"])
+        return RestartDownload()
     }
 }

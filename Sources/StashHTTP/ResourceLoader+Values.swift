@@ -112,7 +112,7 @@ extension ResourceLoader {
     {
         let (url, key) = try resolve(request)
         let policy = request.cachePolicy ?? configuration.cachePolicy
-        if policy != .reload, try await mayServeStoredCopy(key: key, policy: policy),
+        if policy != .reload, try await mayServeStoredCopy(request, key: key, policy: policy),
             let (value, cacheTier) = try await tier.cache.valueAndTier(forKey: key)
         {
             counters.withLock { stats in
@@ -143,10 +143,11 @@ extension ResourceLoader {
     ///
     /// Memory holds decoded values without their metadata, so `.http` asks the disk index (no
     /// body is read); an entry gone from disk is not fresh.
-    private func mayServeStoredCopy(key: String, policy: CachePolicy) async throws -> Bool {
+    private func mayServeStoredCopy(_ request: ResourceRequest, key: String, policy: CachePolicy) async throws -> Bool {
         guard policy == .http else { return true }
         guard let attributes = try await liveAttributes(forKey: key) else { return false }
         return HTTPFreshness.isFresh(attributes.metadata, at: configuration.clock())
+            && HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest)
     }
 
     /// Keeps a value just decoded from `loaded` in memory, unless the loader wrote the entry since.
@@ -219,6 +220,7 @@ extension ResourceLoader {
         case .disk: "from the disk cache"
         case .network: "from the network"
         case .revalidated: "from the disk cache, revalidated"
+        case .stale: "from the disk cache, stale"
         }
     }
 }

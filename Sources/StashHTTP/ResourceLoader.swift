@@ -33,6 +33,11 @@ import Stash
 /// - Transient failures (timeouts, lost connections, truncated bodies, 5xx) are retried with
 ///   backoff per ``Configuration/retryPolicy``. Every failure is a ``Stash/StashError`` naming
 ///   the URL and the status or transport error.
+/// - Under ``CachePolicy/http`` a stale entry is served when the origin fails
+///   (``Configuration/maximumStaleness``, `stale-if-error`) and at once within
+///   `stale-while-revalidate` while one background request revalidates it; `Vary` keeps
+///   responses to requests with other header values apart. A body that stops midway is kept as
+///   a partial download and resumed with `Range` + `If-Range`, in this process or a later one.
 public final class ResourceLoader: Sendable {
     /// The disk cache that holds the responses.
     public let cache: DiskCache
@@ -55,6 +60,7 @@ public final class ResourceLoader: Sendable {
     let counters: LockedValue<Statistics>
     let downloadsDirectory: String
     let versions = KeyVersions()
+    let backgroundTasks = BackgroundTasks()
     let valueTiers = ValueTiers()
     /// The decoded values being kept in memory right now, by key, version and tier (see
     /// `keep(_:from:in:)`).

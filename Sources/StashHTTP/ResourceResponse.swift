@@ -13,6 +13,10 @@ public struct ResourceResponse: Sendable {
         case network
         /// The disk cache, after the server confirmed it with `304 Not Modified`.
         case revalidated
+        /// The disk cache, past its freshness, under ``ResourceLoader/CachePolicy/http``: the
+        /// origin failed (see ``ResourceResponse/originFailure``), or the response's
+        /// `stale-while-revalidate` window allowed it while a background request revalidates it.
+        case stale
     }
 
     /// The body, as asked for.
@@ -32,6 +36,10 @@ public struct ResourceResponse: Sendable {
     public var metadata: DiskCache.Metadata
     /// Where the body came from.
     public var source: Source
+    /// Why a stale entry was served (``Source/stale``) instead of a fresh response: the origin's
+    /// failure, such as a refused connection or a `503`; `nil` for a stale-while-revalidate serve
+    /// and every other source.
+    public var originFailure: StashError? = nil
 
     /// The bytes, when the body was delivered in memory.
     public var data: Data? {

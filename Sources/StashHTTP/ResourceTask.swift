@@ -30,7 +30,7 @@ public final class ResourceTask: Sendable {
         self.progress = progress
         self.loader = loader
         self.waiter = waiter
-        self.key = loader.cacheKey(for: request)
+        self.key = loader.transferKey(request, key: loader.cacheKey(for: request))
         self.task = Task {
             defer { continuation.finish() }
             return try await loader.load(request, delivery: delivery, waiter: waiter)

@@ -172,4 +172,64 @@ import Testing
             }
         }
     }
+
+    @Test func stoppedOriginServesTheStaleCopyWithExitZeroUnlessRefusedOrTooOld() async throws {
+        try await withTemporaryDirectory { dir in
+            let server = try await OriginServer.start()
+            let url = server.url("/files/photo-20000")
+            let first = try await stash("fetch", "--policy", "http", url, in: dir)
+            #expect(first.status == 0)
+            await server.stop()
+
+            let stale = try await stash("fetch", "--policy", "http", url, in: dir)
+            #expect(stale.status == 0)
+            #expect(
+                stale.text.normalized(directory: dir) == """
+                    http://127.0.0.1:$PORT/files/photo-20000: stale, 20.0 KB in $TIME
+                      cached at $DIR/data/$FILE
+
+                    """)
+            #expect(stale.error.hasPrefix("stash: served stale (origin unreachable: "))
+            #expect(stale.error.hasSuffix(")\n"))
+            #expect(stale.error.split(separator: "\n").count == 1)
+
+            let json = try await stash("fetch", "--policy", "http", "--json", url, in: dir)
+            let report = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+            let result = try #require((report["results"] as? [[String: Any]])?.first)
+            #expect(result["outcome"] as? String == "stale")
+            #expect((result["staleReason"] as? String)?.hasPrefix("origin unreachable: ") == true)
+
+            let refused = try await stash("fetch", "--policy", "http", "--no-stale", url, in: dir)
+            #expect(refused.status == 74)
+            #expect(refused.error.contains(url))
+            #expect(!refused.error.contains("served stale"))
+
+            // The origin's no-cache made the copy stale as soon as it was stored: zero seconds refuse it.
+            let tooOld = try await stash("fetch", "--policy", "http", "--max-stale", "0", url, in: dir)
+            #expect(tooOld.status == 74)
+
+            let negative = try await stash("fetch", "--max-stale=-1", url, in: dir)
+            #expect(negative.status == 64)
+            #expect(negative.error.contains("--max-stale must be 0 or more seconds, got -1"))
+        }
+    }
+
+    @Test func interruptedDownloadIsResumedWithRangeByTheNextFetch() async throws {
+        try await withOriginServer { server in
+            try await withTemporaryDirectory { dir in
+                let url = server.url("/files/video-300000")
+                server.cut("/files/video-300000", at: 120_000)
+                let interrupted = try await stash("fetch", url, in: dir)
+                #expect(interrupted.status == 74)
+                #expect(try await stash("get", url, in: dir).status == 1)
+
+                server.heal("/files/video-300000")
+                let resumed = try await stash("fetch", url, in: dir)
+                #expect(resumed.status == 0)
+                #expect(server.served.ranges.last == "bytes=120000-")
+                let body = try await stash("get", url, in: dir)
+                #expect(body.output == OriginServer.body("/files/video-300000"))
+            }
+        }
+    }
 }

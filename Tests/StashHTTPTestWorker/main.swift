@@ -8,6 +8,11 @@
 //
 //   RESULT baselineKB=… peakKB=… hwmBeforeKB=… hwmAfterKB=… samples=… largestBuffered=… size=… file=…
 //
+//   StashHTTPTestWorker fetch URL DIR
+//
+// loads URL as a file, writing `PROGRESS <bytes>` for each progress report (unbuffered, so that
+// a test can kill it mid-download) and `DONE <size>` at the end.
+//
 // baselineKB is VmRSS after the loader exists and before the transfer; peakKB the largest VmRSS
 // sampled on each progress report during it; hwm*KB the kernel's VmHWM (peak RSS) before and after.
 import Foundation
@@ -24,9 +29,12 @@ func status(_ field: String) -> Int {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, arguments[1] == "download", let url = URL(string: arguments[2]) else {
-    print("usage: StashHTTPTestWorker download URL DIR")
+guard arguments.count == 4, ["download", "fetch"].contains(arguments[1]), let url = URL(string: arguments[2]) else {
+    print("usage: StashHTTPTestWorker download|fetch URL DIR")
     exit(2)
+}
+if arguments[1] == "fetch" {
+    await fetch(url, directory: arguments[3])
 }
 do {
     let cache = try DiskCache(directory: URL(fileURLWithPath: arguments[3]), sizeLimit: .megabytes(500))
@@ -51,4 +59,22 @@ do {
 } catch {
     print("ERROR \(error)")
     exit(1)
+}
+
+/// The `fetch` mode: exits when done.
+func fetch(_ url: URL, directory: String) async -> Never {
+    func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    do {
+        let cache = try DiskCache(directory: URL(fileURLWithPath: directory), sizeLimit: .megabytes(500))
+        let loader = ResourceLoader(cache: cache, configuration: .init(retryPolicy: .none))
+        let task = loader.task(for: ResourceRequest(url), delivery: .file)
+        for await progress in task.progress { say("PROGRESS \(progress.bytesReceived)") }
+        let file = try await task.response.fileURL!
+        let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? -1
+        say("DONE \(size)")
+        exit(0)
+    } catch {
+        say("ERROR \(error)")
+        exit(1)
+    }
 }

@@ -31,6 +31,15 @@ import Testing
         #expect(CacheControl(parsing: "max-age=soon").maxAge == 0)
     }
 
+    @Test func parsesStaleIfErrorAndStaleWhileRevalidate() {
+        let control = CacheControl(parsing: "max-age=60, stale-while-revalidate=30, Stale-If-Error=\"86400\"")
+        #expect(control.maxAge == 60)
+        #expect(control.staleWhileRevalidate == 30)
+        #expect(control.staleIfError == 86_400)
+        #expect(CacheControl(parsing: "stale-if-error=soon").staleIfError == nil)
+        #expect(CacheControl(parsing: "stale-if-error").staleIfError == nil)
+    }
+
     private func headers(_ fields: [String: String]) -> HTTPFreshness.Headers {
         let response = HTTPURLResponse(
             url: URL(string: "https://example.com/a")!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: fields)!

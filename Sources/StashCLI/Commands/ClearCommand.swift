@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Stash
+import StashHTTP
 
 /// `stash clear`: removes every entry and resets the tool's statistics.
 struct ClearCommand: AsyncParsableCommand {
@@ -24,6 +25,7 @@ struct ClearCommand: AsyncParsableCommand {
                 let report = Report(
                     removedCount: try session.cache.totalCount, removedSize: try session.cache.totalSize.bytes)
                 try session.cache.removeAll()
+                ResourceLoader.removePartialDownloads(in: session.cache)  // interrupted downloads too
                 return report
             } catch {
                 throw CLIError(error, while: "clearing \(session.directory.path)")

@@ -3,6 +3,10 @@ import Foundation
 import Stash
 import StashHTTP
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// `stash fetch URL… [--policy …] [-o FILE]`: loads URLs through the cache.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +16,11 @@ struct FetchCommand: AsyncParsableCommand {
             Prints for each URL whether it was a memory or disk hit, a revalidation or a download, its \
             size, the time taken and the cached file. A progress bar shows long transfers on a terminal. \
             A failed URL prints one line on standard error and the others go on; the exit status is then \
-            74 (or 1 for a miss under --policy cache-only).
+            74 (or 1 for a miss under --policy cache-only). Under --policy http, when the origin cannot be \
+            reached or answers 5xx, a cached copy up to --max-stale seconds past its freshness is served \
+            instead, with "served stale (origin unreachable: …)" on standard error and exit status 0; \
+            --no-stale refuses that. An interrupted download (the command killed, the connection lost) is \
+            resumed with a Range request by the next fetch of the URL.
             """
     )
 
@@ -51,6 +59,16 @@ struct FetchCommand: AsyncParsableCommand {
             valueName: "file"))
     var output: String?
 
+    @Option(
+        name: .customLong("max-stale"),
+        help: ArgumentHelp(
+            "Under --policy http, serve a cached copy up to this many seconds past its freshness when the origin fails (default: one day; a response's stale-if-error may allow longer).",
+            valueName: "seconds"))
+    var maxStale: Int = 86_400
+
+    @Flag(name: .customLong("no-stale"), help: "Never serve a stale copy: fail when the origin fails.")
+    var noStale = false
+
     @OptionGroup var options: CacheOptions
 
     /// One URL's outcome, in `--json` output.
@@ -63,6 +81,8 @@ struct FetchCommand: AsyncParsableCommand {
         var file: String?
         var etag: String?
         var error: String?
+        /// Why a stale copy was served, for the outcome `stale`.
+        var staleReason: String?
     }
 
     /// What `--json` prints.
@@ -78,6 +98,10 @@ struct FetchCommand: AsyncParsableCommand {
             throw ValidationError("-o writes one body: give one URL with it, or fetch the URLs without -o.")
         }
         for text in urls { _ = try Self.parse(text) }
+        if maxStale < 0 {
+            throw ValidationError(
+                "--max-stale must be 0 or more seconds, got \(maxStale); use --no-stale to refuse stale copies.")
+        }
     }
 
     static func parse(_ text: String) throws -> URL {
@@ -92,8 +116,9 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withSession { session in
-            let loader = ResourceLoader(
-                cache: session.cache, configuration: ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy))
+            var configuration = ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy)
+            configuration.maximumStaleness = noStale ? nil : .seconds(maxStale)
+            let loader = ResourceLoader(cache: session.cache, configuration: configuration)
             var results: [Result] = []
             var failure: CLIError?
             for text in urls {
@@ -105,7 +130,10 @@ struct FetchCommand: AsyncParsableCommand {
                 }
                 results.append(result.result)
                 if !options.json, result.error == nil { report(result.result) }
+                if let reason = result.result.staleReason { Terminal.printError("served stale (\(reason))") }
             }
+            // A stale-while-revalidate serve revalidates in the background: finish it before exiting.
+            await loader.waitForBackgroundRevalidations()
             if options.json { try Output.printJSON(Report(results: results)) }
             if let failure { throw CLIError(status: failure.status, "") }
         }
@@ -129,7 +157,8 @@ struct FetchCommand: AsyncParsableCommand {
             return (
                 Result(
                     url: url.absoluteString, key: response.cacheKey, outcome: outcome, size: size,
-                    milliseconds: Output.roundedMilliseconds(elapsed), file: file.path, etag: response.metadata.etag),
+                    milliseconds: Output.roundedMilliseconds(elapsed), file: file.path, etag: response.metadata.etag,
+                    staleReason: response.source == .stale ? Self.staleReason(response.originFailure) : nil),
                 nil
             )
         } catch {
@@ -149,6 +178,17 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Why a stale copy was served, in a few words.
+    static func staleReason(_ failure: StashError?) -> String {
+        guard let failure else { return "revalidating in the background" }
+        if let status = failure.cause as? HTTPStatusError {
+            let phrase = HTTPURLResponse.localizedString(forStatusCode: status.statusCode).capitalized
+            return "origin unreachable: it answered \(status.statusCode) \(phrase)"
+        }
+        let detail = failure.cause.map { ($0 as NSError).localizedDescription } ?? failure.message
+        return "origin unreachable: \(detail)"
+    }
+
     /// Counts the outcome in the session's statistics and names it.
     private func record(_ source: ResourceResponse.Source, size: Int, in session: CacheSession) -> String {
         switch source {
@@ -164,6 +204,13 @@ struct FetchCommand: AsyncParsableCommand {
                 $0.bytesServed += size
             }
             return "disk-hit"
+        case .stale:
+            // Served from disk: counted with the disk hits.
+            session.record {
+                $0.diskHits += 1
+                $0.bytesServed += size
+            }
+            return "stale"
         case .revalidated:
             session.record {
                 $0.revalidated += 1

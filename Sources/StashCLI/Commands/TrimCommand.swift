@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Stash
+import StashHTTP
 
 /// `stash trim --to SIZE`: evicts entries down to a size.
 struct TrimCommand: AsyncParsableCommand {
@@ -36,6 +37,7 @@ struct TrimCommand: AsyncParsableCommand {
             do {
                 let (sizeBefore, countBefore) = (try cache.totalSize.bytes, try cache.totalCount)
                 try cache.trim(toSize: target)
+                ResourceLoader.removePartialDownloads(in: cache)  // and interrupted downloads
                 let (size, count) = (try cache.totalSize.bytes, try cache.totalCount)
                 report = Report(
                     evictedCount: countBefore - count, evictedSize: sizeBefore - size, totalCount: count,

@@ -22,6 +22,14 @@ final class BodyReceiver: @unchecked Sendable {
     private let inlineThreshold: Int
     private let downloadsDirectory: String
     private let onProgress: @Sendable (TransferProgress) -> Void
+    /// The cache key, which names its partial download.
+    private let key: String
+    /// The partial download this request resumes (it was sent with `Range`), if any.
+    private var resuming: PartialDownload.Found?
+    /// Whether a `206` continues ``resuming``.
+    private(set) var isResumed = false
+    /// Whether ``file`` is the key's partial download, kept when the body stops midway.
+    private var isPartial = false
 
     /// Progress is reported at most once per this many bytes (and at the end): per-chunk work
     /// runs on URLSession's delegate queue, and the slower it is, the more chunks queue up there.
@@ -40,10 +48,12 @@ final class BodyReceiver: @unchecked Sendable {
     private var isKeepingBody = false
 
     init(
-        url: URL, maximumSize: Int, inlineThreshold: Int, downloadsDirectory: String,
-        onProgress: @escaping @Sendable (TransferProgress) -> Void
+        url: URL, key: String, maximumSize: Int, inlineThreshold: Int, downloadsDirectory: String,
+        resuming: PartialDownload.Found? = nil, onProgress: @escaping @Sendable (TransferProgress) -> Void
     ) {
         self.url = url
+        self.key = key
+        self.resuming = resuming
         self.maximumSize = maximumSize
         self.inlineThreshold = inlineThreshold
         self.downloadsDirectory = downloadsDirectory
@@ -52,14 +62,26 @@ final class BodyReceiver: @unchecked Sendable {
 
     /// Receives the response head.
     ///
-    /// Only a 2xx body other than 206 is kept.
+    /// Only a 2xx body other than 206 is kept, or a 206 that continues the partial download
+    /// being resumed.
     ///
     /// - Throws: ``Stash/StashError/Code/tooLarge`` when the announced length is over the
-    ///   maximum; ``Stash/StashError/Code/io`` when the download file cannot be created.
+    ///   maximum; ``Stash/StashError/Code/io`` when the download file cannot be created;
+    ///   ``PartialMismatch`` for a 206 that does not continue the partial.
     func begin(_ response: HTTPURLResponse) throws {
         self.response = response
+        if response.statusCode == 206, let resuming {
+            try resume(resuming, with: response)
+            return
+        }
         isKeepingBody = (200..<300).contains(response.statusCode) && response.statusCode != 206
         guard isKeepingBody else { return }
+        if let resuming {
+            // A full body (If-Range did not match, or Range was ignored) supersedes the partial.
+            resuming.file.remove()
+            PartialDownload.removeRecord(in: downloadsDirectory, key: key)
+            self.resuming = nil
+        }
         // With a Content-Encoding, URLSession decodes the body, so Content-Length (the encoded
         // length) says nothing about the bytes delivered.
         let encoding = response.value(forHTTPHeaderField: "Content-Encoding")?.lowercased() ?? "identity"
@@ -67,8 +89,27 @@ final class BodyReceiver: @unchecked Sendable {
             expected = Int(response.expectedContentLength)
         }
         if let expected, expected > maximumSize { throw tooLarge(expected, announced: true) }
-        if let expected, expected >= inlineThreshold { file = try createFile() }
+        if let expected, expected >= inlineThreshold { file = try createFile(for: response, length: expected) }
         onProgress(TransferProgress(bytesReceived: 0, bytesExpected: expected))
+    }
+
+    /// A 206 that may continue `partial`: from its length, of the same total, with the same ETag.
+    private func resume(_ partial: PartialDownload.Found, with response: HTTPURLResponse) throws {
+        let etag = response.value(forHTTPHeaderField: "ETag")
+        guard let range = PartialDownload.contentRange(response.value(forHTTPHeaderField: "Content-Range")),
+            range.start == partial.size, range.total == partial.record.length,
+            etag == nil || etag == partial.record.etag
+        else { throw PartialMismatch() }
+        if range.total > maximumSize { throw tooLarge(range.total, announced: true) }
+        resuming = nil
+        file = partial.file
+        isPartial = true
+        isResumed = true
+        isKeepingBody = true
+        received = partial.size
+        reported = partial.size
+        expected = range.total
+        onProgress(TransferProgress(bytesReceived: received, bytesExpected: expected))
     }
 
     /// Receives the next chunk of the body.
@@ -103,6 +144,8 @@ final class BodyReceiver: @unchecked Sendable {
     /// - Throws: ``Stash/StashError/Code/invalidResponse`` when fewer or more bytes arrived than
     ///   `Content-Length` announced.
     func finish() throws -> Body {
+        resuming?.file.close()
+        resuming = nil
         if let expected, received != expected {
             throw StashError(
                 .invalidResponse,
@@ -114,6 +157,17 @@ final class BodyReceiver: @unchecked Sendable {
             onProgress(TransferProgress(bytesReceived: received, bytesExpected: expected))
         }
         if let file {
+            if isPartial {
+                // Complete: no longer a partial another transfer could resume or restart.
+                do {
+                    try file.moveToRandomName()
+                } catch {
+                    throw StashError(
+                        .io, "Cannot rename the download file \(file.path) of \(url.absoluteString).", cause: error)
+                }
+                PartialDownload.removeRecord(in: downloadsDirectory, key: key)
+                isPartial = false
+            }
             file.close()
             self.file = nil
             return .file(file, size: received)
@@ -122,10 +176,44 @@ final class BodyReceiver: @unchecked Sendable {
     }
 
     /// Deletes whatever was received; called on every failure and cancellation.
-    func discard() {
-        file?.remove()
+    ///
+    /// - Parameter keepingPartial: Keep a partial download to be resumed (the body stopped
+    ///   midway) rather than delete it (it is wrong, or the disk refused it).
+    /// - Returns: Whether a partial download was kept.
+    @discardableResult
+    func discard(keepingPartial: Bool = false) -> Bool {
+        let kept = isPartial && keepingPartial && received > 0
+        if isPartial && !keepingPartial { PartialDownload.removeRecord(in: downloadsDirectory, key: key) }
+        if isPartial && keepingPartial { file?.close() } else { file?.remove() }
         file = nil
+        isPartial = false
+        // A partial found for this request but not continued stays as it was.
+        resuming?.file.close()
+        resuming = nil
         buffer = Data()
+        return kept
+    }
+
+    /// The file for a body of `length` bytes: the key's partial download when the response has
+    /// a validator to resume it with (and no other transfer holds it), else a new random file.
+    private func createFile(for response: HTTPURLResponse, length: Int) throws -> DownloadFile {
+        let record = PartialDownload.record(for: response, key: key, url: url, length: length)
+        if let record, response.statusCode == 200 {
+            let file: DownloadFile?
+            do {
+                file = try PartialDownload.start(in: downloadsDirectory, record: record)
+            } catch {
+                throw StashError(
+                    .io,
+                    "Cannot create a partial download in \(downloadsDirectory) for \(url.absoluteString): check that the cache directory is writable and the disk has space.",
+                    cause: error)
+            }
+            if let file {
+                isPartial = true
+                return file
+            }
+        }
+        return try createFile()
     }
 
     private func createFile() throws -> DownloadFile {
@@ -159,3 +247,7 @@ final class BodyReceiver: @unchecked Sendable {
         )
     }
 }
+
+/// A `206` that does not continue the partial download it answers (another start, length or
+/// ETag): the partial is dropped and the body fetched whole.
+struct PartialMismatch: Error {}

@@ -10,6 +10,12 @@ struct CacheControl: Hashable, Sendable {
     var noCache = false
     /// `must-revalidate`: a stale response must not be served without revalidation.
     var mustRevalidate = false
+    /// `stale-if-error=N` (RFC 5861): the response may be served this many seconds past its
+    /// freshness when the origin fails.
+    var staleIfError: Int?
+    /// `stale-while-revalidate=N` (RFC 5861): the response may be served this many seconds past
+    /// its freshness while it is revalidated in the background.
+    var staleWhileRevalidate: Int?
 
     /// Parses a header value such as `public, max-age=3600, must-revalidate`.
     ///
@@ -24,14 +30,20 @@ struct CacheControl: Hashable, Sendable {
             guard let name = directive.first?.lowercased() else { continue }
             switch name {
             case "max-age":
-                let value =
-                    directive.count > 1 ? directive[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
-                maxAge = Int(value).map { max(0, $0) } ?? 0
+                maxAge = Self.seconds(directive) ?? 0
+            case "stale-if-error": staleIfError = Self.seconds(directive)
+            case "stale-while-revalidate": staleWhileRevalidate = Self.seconds(directive)
             case "no-store": noStore = true
             case "no-cache": noCache = true
             case "must-revalidate": mustRevalidate = true
             default: continue
             }
         }
+    }
+
+    /// The non-negative number of seconds of a `name=N` directive, or `nil` when malformed.
+    private static func seconds(_ directive: [String]) -> Int? {
+        guard directive.count > 1 else { return nil }
+        return Int(directive[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))).map { max(0, $0) }
     }
 }

@@ -18,7 +18,7 @@ import Foundation
 /// (run when a loader starts, possibly in another process) never deletes a live download.
 /// Not thread-safe: one transfer owns it.
 final class DownloadFile {
-    let path: String
+    private(set) var path: String
     private var descriptor: Int32
 
     /// Files younger than this are left alone by ``removeAbandoned(in:now:)`` even when unlocked:
@@ -71,6 +71,58 @@ final class DownloadFile {
         throw posixError(EEXIST)
     }
 
+    /// Opens (creating if needed) the partial download at `path`, locked, positioned at its end
+    /// or emptied.
+    ///
+    /// - Returns: `nil` when another transfer (in any process) holds it locked, or it does not
+    ///   exist and `truncating` is `false`.
+    /// - Throws: `POSIXError` when it cannot be created.
+    static func openPartial(at path: String, truncating: Bool) throws -> DownloadFile? {
+        let flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (truncating ? O_CREAT : 0)
+        var fd = open(path, flags, 0o600)
+        if fd < 0 && errno == ENOENT && truncating {
+            let directory = (path as NSString).deletingLastPathComponent
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw posixError(errno) }
+            fd = open(path, flags, 0o600)
+        }
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw posixError(errno)
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Foundation.close(fd)
+            return nil
+        }
+        if truncating {
+            guard ftruncate(fd, 0) == 0 else {
+                let code = errno
+                Foundation.close(fd)
+                throw posixError(code)
+            }
+        } else {
+            lseek(fd, 0, SEEK_END)
+        }
+        return DownloadFile(path: path, descriptor: fd)
+    }
+
+    /// The file's length.
+    var size: Int {
+        var info = stat()
+        guard descriptor >= 0, fstat(descriptor, &info) == 0 else { return 0 }
+        return Int(info.st_size)
+    }
+
+    /// Gives the file a fresh random name in its directory, still locked, so that its former
+    /// name (a partial's, which another transfer could open) no longer reaches it.
+    ///
+    /// - Throws: `POSIXError` when the rename fails.
+    func moveToRandomName() throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let target = directory + "/" + Self.randomName() + ".download"
+        guard rename(path, target) == 0 else { throw Self.posixError(errno) }
+        path = target
+    }
+
     /// Appends `data`.
     ///
     /// - Throws: `POSIXError` (such as `ENOSPC`) when the write fails.
@@ -105,7 +157,8 @@ final class DownloadFile {
 
     /// Removes files in `directory` left by crashed or killed runs: those this process can
     /// lock (so no live transfer owns them) and that were not written to in the last
-    /// ``abandonmentAge`` seconds.
+    /// ``abandonmentAge`` seconds (``PartialDownload/lifetime`` for partial downloads, which
+    /// are kept to be resumed).
     ///
     /// - Returns: The number of files removed.
     @discardableResult
@@ -125,7 +178,8 @@ final class DownloadFile {
             #else
                 let modified = TimeInterval(info.st_mtim.tv_sec)
             #endif
-            guard now.timeIntervalSince1970 - modified >= abandonmentAge else { continue }
+            let age = PartialDownload.isPartial(name) ? PartialDownload.lifetime : abandonmentAge
+            guard now.timeIntervalSince1970 - modified >= age else { continue }
             if unlink(path) == 0 { removed += 1 }
         }
         return removed

@@ -32,6 +32,7 @@ enum HTTPFreshness {
         var expires: String?
         var date: String?
         var age: String?
+        var vary: String?
 
         /// Reads the headers with `value(forHTTPHeaderField:)`: on Linux `allHeaderFields` keeps
         /// the server's spelling, so `allHeaderFields["ETag"]` misses an `etag` header.
@@ -43,6 +44,7 @@ enum HTTPFreshness {
             expires = response.value(forHTTPHeaderField: "Expires")
             date = response.value(forHTTPHeaderField: "Date")
             age = response.value(forHTTPHeaderField: "Age")
+            vary = response.value(forHTTPHeaderField: "Vary")
         }
 
         init() {}

@@ -48,6 +48,8 @@ struct LoadResult: Sendable {
     /// The stored body file, still open, for the requests that wait for data when the cache
     /// evicted the entry before they read it.
     var retainedBody: RetainedBody?
+    /// The origin's failure, when the stored, stale entry is delivered instead (stale-if-error).
+    var originFailure: StashError?
 }
 
 /// Coalesces concurrent loads of one key into one ``Transfer``, and cancels a transfer only

@@ -5,25 +5,32 @@ import Foundation
 /// A FlyingFox HTTP server on 127.0.0.1 for `stash fetch`: serves `/files/NAME-SIZE` as SIZE
 /// bytes with an ETag and `Cache-Control: no-cache`, answers `If-None-Match` with 304, serves
 /// anything else as 404, and counts every request by path.
+///
+/// `Range: bytes=N-` with a matching `If-Range` gets a 206. Paths passed to ``cut(_:at:)`` drop
+/// the connection after that many bytes of the body until ``heal(_:)``.
 final class OriginServer: Sendable {
     struct Counts: Sendable {
         var requests = 0
         var byPath: [String: Int] = [:]
         var notModified = 0
+        /// The `Range` headers received, in order.
+        var ranges: [String] = []
     }
 
     let port: UInt16
     private let counts: Locked<Counts>
     private let versions: Locked<[String: Int]>
+    private let cuts: Locked<[String: Int]>
     private let http: HTTPServer
     private let runTask: Task<Void, any Error>
 
     private init(
-        counts: Locked<Counts>, versions: Locked<[String: Int]>, http: HTTPServer, runTask: Task<Void, any Error>,
-        port: UInt16
+        counts: Locked<Counts>, versions: Locked<[String: Int]>, cuts: Locked<[String: Int]>, http: HTTPServer,
+        runTask: Task<Void, any Error>, port: UInt16
     ) {
         self.counts = counts
         self.versions = versions
+        self.cuts = cuts
         self.http = http
         self.runTask = runTask
         self.port = port
@@ -33,13 +40,15 @@ final class OriginServer: Sendable {
     static func start() async throws -> OriginServer {
         let counts = Locked(Counts())
         let versions = Locked([String: Int]())
+        let cuts = Locked([String: Int]())
         let http = HTTPServer(
             address: try .inet(ip4: "127.0.0.1", port: 0), timeout: 30, logger: .disabled,
-            handler: Handler(counts: counts, versions: versions))
+            handler: Handler(counts: counts, versions: versions, cuts: cuts))
         let runTask = Task { try await http.run() }
         try await http.waitUntilListening()
         guard case .ip4(_, let port) = await http.listeningAddress else { throw URLError(.cannotConnectToHost) }
-        return OriginServer(counts: counts, versions: versions, http: http, runTask: runTask, port: port)
+        return OriginServer(
+            counts: counts, versions: versions, cuts: cuts, http: http, runTask: runTask, port: port)
     }
 
     func stop() async {
@@ -51,6 +60,16 @@ final class OriginServer: Sendable {
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     var served: Counts { counts.withLock { $0 } }
+
+    /// Makes every response to `path` drop the connection after `offset` bytes of the body.
+    func cut(_ path: String, at offset: Int) {
+        cuts.withLock { $0[path] = offset }
+    }
+
+    /// Lets responses to `path` end normally again.
+    func heal(_ path: String) {
+        cuts.withLock { $0[path] = nil }
+    }
 
     /// Gives `path` new bytes and a new ETag.
     func change(_ path: String) {
@@ -69,13 +88,16 @@ final class OriginServer: Sendable {
     private struct Handler: HTTPHandler {
         let counts: Locked<Counts>
         let versions: Locked<[String: Int]>
+        let cuts: Locked<[String: Int]>
 
         func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
             let path = request.path
             let version = versions.withLock { $0[path] ?? 1 }
+            let range = request.headers[HTTPHeader("Range")]
             counts.withLock {
                 $0.requests += 1
                 $0.byPath[path, default: 0] += 1
+                if let range { $0.ranges.append(range) }
             }
             guard let body = OriginServer.body(path, version: version) else {
                 return HTTPResponse(statusCode: .notFound)
@@ -88,7 +110,48 @@ final class OriginServer: Sendable {
                 return HTTPResponse(statusCode: .notModified, headers: headers)
             }
             headers[.contentType] = "application/octet-stream"
-            return HTTPResponse(statusCode: .ok, headers: headers, body: body)
+            var (status, start) = (HTTPStatusCode.ok, 0)
+            if let range, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                let offset = Int(range.dropFirst(6).dropLast()), offset < body.count,
+                request.headers[HTTPHeader("If-Range")] == "\"v\(version)\""
+            {
+                headers[HTTPHeader("Content-Range")] = "bytes \(offset)-\(body.count - 1)/\(body.count)"
+                (status, start) = (HTTPStatusCode(206, phrase: "Partial Content"), offset)
+            }
+            guard let cut = cuts.withLock({ $0[path] }) else {
+                return HTTPResponse(statusCode: status, headers: headers, body: body.subdata(in: start..<body.count))
+            }
+            let sequence = CutBody(bytes: body.subdata(in: start..<max(start, min(cut, body.count))))
+            return HTTPResponse(
+                statusCode: status, headers: headers,
+                body: HTTPBodySequence(from: sequence, count: body.count - start, suggestedBufferSize: 16 * 1024))
+        }
+    }
+}
+
+/// A body that sends its bytes and then fails, so that the server drops the connection before
+/// the announced length.
+private struct CutBody: AsyncBufferedSequence, Sendable {
+    typealias Element = UInt8
+    struct Cut: Error {}
+
+    let bytes: Data
+
+    func makeAsyncIterator() -> Iterator { Iterator(bytes: bytes) }
+
+    struct Iterator: AsyncBufferedIteratorProtocol {
+        let bytes: Data
+        var offset = 0
+
+        mutating func next() async throws -> UInt8? {
+            try await nextBuffer(suggested: 1)?.first
+        }
+
+        mutating func nextBuffer(suggested count: Int) async throws -> Data? {
+            guard offset < bytes.count else { throw Cut() }
+            let length = Swift.min(Swift.max(count, 1), bytes.count - offset)
+            defer { offset += length }
+            return bytes.subdata(in: offset..<(offset + length))
         }
     }
 }

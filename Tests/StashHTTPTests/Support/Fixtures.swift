@@ -54,6 +54,19 @@ struct Fixture {
         (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("downloads").path))
             ?? []
     }
+
+    /// Files in `downloads/` other than partial downloads (kept to be resumed).
+    var transientDownloads: [String] {
+        downloads.filter { !$0.hasSuffix(".partial") && !$0.hasSuffix(".partial.json") }
+    }
+
+    /// The sizes of the partial downloads' data files, smallest first.
+    var partialSizes: [Int] {
+        downloads.filter { $0.hasSuffix(".partial") }.compactMap { name in
+            let path = directory.appendingPathComponent("downloads").appendingPathComponent(name).path
+            return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+        }.sorted()
+    }
 }
 
 /// The error thrown by `body`, or `nil`.

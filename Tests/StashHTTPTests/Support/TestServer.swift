@@ -24,8 +24,20 @@ final class TestServer: Sendable {
         var honoursValidators = true
         /// Send only this many body bytes (with the full Content-Length), then close.
         var truncateAfter: Int?
-        /// Send the head, then hold the body until the gate opens.
+        /// Cut only this many responses (to the path, counted from the first), `nil` for all.
+        var truncatedResponses: Int?
+        /// Send the head, then hold the body until the gate opens (at ``pauseAt`` if set).
         var gate: Gate?
+        /// Where the body waits for ``gate``: after this many bytes of it.
+        var pauseAt: Int?
+        /// Hold the whole response, head included, until this gate opens.
+        var responseGate: Gate?
+        /// Answer `Range: bytes=N-` (with a matching or absent `If-Range`) with a 206.
+        var honoursRange = true
+        /// Misbehave: answer a `Range` with a 206 of the whole body (`bytes 0-…`).
+        var answersRangeFromZero = false
+        /// Choose the body's seed by the value of a request header (for `Vary`).
+        var seedByHeader: (name: String, seeds: [String: UInt64])?
         /// Send the body with chunked transfer encoding, without a Content-Length.
         var chunked = false
         /// Send these bytes instead of a generated body.
@@ -47,6 +59,8 @@ final class TestServer: Sendable {
         var completed = 0
         var truncated = 0
         var aborted = 0
+        /// The `Range` and `If-Range` headers of requests that had a `Range`, in order.
+        var ranges: [(range: String, ifRange: String?)] = []
         /// Responses that ended one way or another.
         var ended: Int { completed + truncated + aborted }
     }
@@ -114,6 +128,8 @@ final class TestServer: Sendable {
         let path = request.path
         let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
         let ifModifiedSince = request.headers[HTTPHeader("If-Modified-Since")]
+        let range = request.headers[HTTPHeader("Range")]
+        let ifRange = request.headers[HTTPHeader("If-Range")]
         var served = 0
         stats.update { stats in
             stats.requests += 1
@@ -121,11 +137,18 @@ final class TestServer: Sendable {
             stats.requestsByPath[path] = served + 1
             stats.order.append(path)
             if ifNoneMatch != nil || ifModifiedSince != nil { stats.conditionalRequests += 1 }
+            if let range { stats.ranges.append((range, ifRange)) }
             stats.inFlight += 1
             stats.maxInFlight = max(stats.maxInFlight, stats.inFlight)
         }
-        guard let resource = resource(path) ?? generated(path) else {
+        guard var resource = resource(path) ?? generated(path) else {
             return bodiless(HTTPResponse(statusCode: .notFound))
+        }
+        try await resource.responseGate?.wait()
+        if let (name, seeds) = resource.seedByHeader, let value = request.headers[HTTPHeader(name)],
+            let seed = seeds[value]
+        {
+            resource.seed = seed
         }
         if served < resource.failuresBeforeSuccess {
             return bodiless(HTTPResponse(statusCode: HTTPStatusCode(resource.failureStatus, phrase: "Failure")))
@@ -150,14 +173,34 @@ final class TestServer: Sendable {
         }
         if resource.size == 0 { return bodiless(HTTPResponse(statusCode: status, headers: headers)) }
         headers[.contentType] = "application/octet-stream"
+        var (status206, start) = (status, 0)
+        if resource.honoursRange, resource.status == 200, let range,
+            let offset = resource.answersRangeFromZero ? 0 : Self.rangeStart(range),
+            ifRange == nil || ifRange == resource.etag || ifRange == resource.lastModified
+        {
+            guard offset < resource.size else {
+                headers[HTTPHeader("Content-Range")] = "bytes */\(resource.size)"
+                return bodiless(
+                    HTTPResponse(statusCode: HTTPStatusCode(416, phrase: "Range Not Satisfiable"), headers: headers))
+            }
+            headers[HTTPHeader("Content-Range")] = "bytes \(offset)-\(resource.size - 1)/\(resource.size)"
+            (status206, start) = (HTTPStatusCode(206, phrase: "Partial Content"), offset)
+        }
         let body = GeneratedBody(
-            block: TestBody.block(seed: resource.seed), size: resource.size, truncateAfter: resource.truncateAfter,
-            gate: resource.gate, server: self)
+            block: TestBody.block(seed: resource.seed), start: start, size: resource.size,
+            truncateAfter: served < (resource.truncatedResponses ?? .max) ? resource.truncateAfter : nil,
+            gate: resource.gate, pauseAt: resource.pauseAt, server: self)
         let sequence =
             resource.chunked
             ? HTTPBodySequence(from: body, suggestedBufferSize: 64 * 1024)
-            : HTTPBodySequence(from: body, count: resource.size, suggestedBufferSize: 64 * 1024)
-        return HTTPResponse(statusCode: status, headers: headers, body: sequence)
+            : HTTPBodySequence(from: body, count: resource.size - start, suggestedBufferSize: 64 * 1024)
+        return HTTPResponse(statusCode: status206, headers: headers, body: sequence)
+    }
+
+    /// `N` of `bytes=N-`.
+    private static func rangeStart(_ header: String) -> Int? {
+        guard header.hasPrefix("bytes="), header.hasSuffix("-") else { return nil }
+        return Int(header.dropFirst(6).dropLast())
     }
 
     /// A response without a body (or with a small fixed one) ends when the handler returns:
@@ -221,19 +264,21 @@ private struct GeneratedBody: AsyncBufferedSequence, Sendable {
     typealias Element = UInt8
 
     let block: Data
+    let start: Int
     let size: Int
     let truncateAfter: Int?
     let gate: Gate?
+    let pauseAt: Int?
     let server: TestServer
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(body: self, ending: BodyEnding(server: server))
+        Iterator(body: self, ending: BodyEnding(server: server), offset: start)
     }
 
     struct Iterator: AsyncBufferedIteratorProtocol {
         let body: GeneratedBody
         let ending: BodyEnding
-        var offset = 0
+        var offset: Int
         var hasPassedGate = false
 
         mutating func next() async throws -> UInt8? {
@@ -241,11 +286,12 @@ private struct GeneratedBody: AsyncBufferedSequence, Sendable {
         }
 
         mutating func nextBuffer(suggested count: Int) async throws -> Data? {
-            if !hasPassedGate {
+            if !hasPassedGate, offset >= (body.pauseAt ?? 0) {
                 hasPassedGate = true
                 try await body.gate?.wait()
             }
-            let limit = Swift.min(body.truncateAfter ?? body.size, body.size)
+            var limit = Swift.min(body.truncateAfter ?? body.size, body.size)
+            if !hasPassedGate, let pauseAt = body.pauseAt { limit = Swift.min(limit, pauseAt) }
             guard offset < limit else {
                 if offset < body.size {
                     ending.end(.truncated)

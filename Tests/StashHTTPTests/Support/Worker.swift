@@ -40,3 +40,46 @@ enum Worker {
         }
     }
 }
+
+/// A worker running in the background, whose output lines a test can wait for, and kill.
+// @unchecked: `process` is only read after `run()`, and Process is thread-safe for kill and termination.
+final class RunningWorker: @unchecked Sendable {
+    /// The lines written so far.
+    let lines = Observed<[String]>([])
+    private let process: Process
+    private let exited = Gate()
+
+    /// Starts the worker with `arguments`.
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = try Worker.executable
+        process.arguments = arguments
+        process.standardOutput = output
+        self.process = process
+        let lines = lines
+        let exited = exited
+        process.terminationHandler = { _ in exited.open() }
+        try process.run()
+        let handle = output.fileHandleForReading
+        DispatchQueue.global().async {
+            var pending = Data()
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                pending.append(data)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    lines.update { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    /// Kills the worker with SIGKILL and waits until it is gone.
+    func kill() async throws {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        try await exited.wait()
+    }
+}
