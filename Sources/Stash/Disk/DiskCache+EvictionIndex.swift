@@ -13,7 +13,8 @@ extension DiskCache {
         let reason: EvictionReason
         private(set) var evictable: (size: Int, count: Int)
         private(set) var victims: [Victim] = []
-        private var located: [Int64: (key: String, file: String?)] = [:]
+        /// Where the candidates read so far are; the key stays bytes until its entry is evicted.
+        private var located: [Int64: (key: Data, file: String?)] = [:]
         private(set) var incoming: PolicyEntry?
         private var isSketchSynchronized = false
 
@@ -52,7 +53,7 @@ extension DiskCache {
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
             var batch: [PolicyEntry] = []
-            var found: [(Int64, String, String?)] = []
+            var found: [(Int64, Data, String?)] = []
             try db.query(
                 """
                 SELECT id, size, rank, frequency, key, file FROM entries
@@ -65,7 +66,7 @@ extension DiskCache {
                 batch.append(
                     PolicyEntry(
                         id: row.int64(0), size: row.int(1), state: state, fingerprint: DiskCache.fingerprint(keyBytes)))
-                found.append((row.int64(0), String(decoding: keyBytes, as: UTF8.self), row.text(5)))
+                found.append((row.int64(0), keyBytes, row.text(5)))
             }
             for (id, key, file) in found { located[id] = (key, file) }
             return batch
@@ -92,7 +93,8 @@ extension DiskCache {
             evictable.size -= entry.size
             evictable.count -= 1
             let location = located.removeValue(forKey: entry.id)
-            victims.append(Victim(key: location?.key ?? "", size: entry.size, file: location?.file, reason: reason))
+            let key = location.map { String(decoding: $0.key, as: UTF8.self) } ?? ""
+            victims.append(Victim(key: key, size: entry.size, file: location?.file, reason: reason))
         }
 
         mutating func nextRank() throws -> Int64 {

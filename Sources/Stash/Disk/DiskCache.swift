@@ -35,6 +35,9 @@ public final class DiskCache: Sendable {
     let evictionStreams = LockedValue([UInt64: AsyncStream<EvictionEvent>.Continuation]())
     let sketchSlot = LockedValue(SketchSlot())
     let backgroundWork = DispatchGroup()
+    /// Where recorded accesses are written to the index, off the callers' threads.
+    let accessFlushQueue = DispatchQueue(label: "Stash.DiskCache.accessFlush", qos: .utility)
+    let accessFlushHooks = LockedValue(AccessFlushHooks())
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
     ///
@@ -87,6 +90,8 @@ public final class DiskCache: Sendable {
 
     /// Writes recorded accesses to the index and closes its connections.
     ///
+    /// Hits are otherwise written in the background, within ``Configuration/accessFlushDelay``.
+    ///
     /// Called automatically when the cache is deallocated. Using the cache after `close`
     /// reopens the index.
     ///
@@ -98,7 +103,7 @@ public final class DiskCache: Sendable {
 
     private func flushAndCloseIndex() {
         // Losing recency updates or sketch counts only makes eviction order slightly less precise.
-        try? flushAccesses()
+        _ = try? flushAccesses()
         if sketchSlot.withLock({ $0.hasUnsavedChanges }) {
             try? index.write { db in try saveSketch(in: db, force: true) }
         }

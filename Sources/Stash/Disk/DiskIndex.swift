@@ -77,13 +77,13 @@ final class DiskIndex: @unchecked Sendable {
                 try reopenAfterDeletion(&state)
             }
             let db = state.connection!
-            try db.execute("BEGIN IMMEDIATE")
+            try db.executeCached("BEGIN IMMEDIATE")
             do {
                 let result = try body(db)
-                try db.execute("COMMIT")
+                try db.executeCached("COMMIT")
                 return result
             } catch {
-                try? db.execute("ROLLBACK")  // fails only if SQLite already rolled back itself
+                try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
                 throw error
             }
         }
@@ -106,7 +106,9 @@ final class DiskIndex: @unchecked Sendable {
         let (reused, generation) = readers.withLock { pool in (pool.idle.popLast(), pool.generation) }
         if let reused { return (reused, generation) }
         let connection = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
-        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 67108864")
+        // Map the whole index (up to SQLite's 2 GiB ceiling) so that a lookup in a large cache
+        // touches mapped pages instead of copying them through read(2) into a small page cache.
+        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 2147418112")
         return (connection, generation)
     }
 
