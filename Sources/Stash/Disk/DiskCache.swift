@@ -110,9 +110,14 @@ public final class DiskCache: Sendable {
         index.close()
     }
 
-    /// Waits until background work started by this object (orphan reclamation) has finished.
+    /// Waits until background work started by this object has finished: orphan reclamation,
+    /// and the writes of recorded hits that are already due (a full batch).
+    ///
+    /// Hits waiting for ``Configuration/accessFlushDelay`` are not written by this call; use
+    /// ``close()`` for that.
     public func waitForBackgroundWork() {
         backgroundWork.wait()
+        accessFlushQueue.sync {}
     }
 
     /// Records the configured policy in the index; when it differs from the one the entries'
