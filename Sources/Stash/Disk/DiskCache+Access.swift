@@ -153,7 +153,7 @@ extension DiskCache {
     private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
         let policy = configuration.evictionPolicy
-        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self)
+        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self, rankBlock: accesses.count)
         for (key, access) in accesses {
             let found = try db.first("SELECT id, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(key)]) {
                 (id: $0.int64(0), state: PolicyState(queue: $0.int(1), rank: $0.int64(2), frequency: $0.int(3)))

@@ -17,6 +17,9 @@ extension DiskCache {
         private var located: [Int64: (key: Data, file: String?)] = [:]
         private(set) var incoming: PolicyEntry?
         private var isSketchSynchronized = false
+        private var rankBlock = 1
+        /// Ranks reserved in this transaction and not yet handed out: `next...last`.
+        private var reservedRanks: (next: Int64, last: Int64)?
 
         /// An index for evicting: it reads the unpinned totals that eviction counts down.
         init(db: SQLiteConnection, cache: DiskCache, protecting protected: Int64?, reason: EvictionReason) throws {
@@ -43,12 +46,18 @@ extension DiskCache {
 
         /// An index for computing a new entry's or a hit's state, which never evicts and so
         /// skips reading the totals.
-        init(updatingStatesIn db: SQLiteConnection, cache: DiskCache) {
+        ///
+        /// - Parameter rankBlock: How many ranks to reserve from the shared clock at once, the
+        ///   first time one is needed: the number of hits being written, so that a batch costs
+        ///   one update of the clock rather than one per hit. Ranks left unused are a gap, which
+        ///   no policy notices (ranks are only compared).
+        init(updatingStatesIn db: SQLiteConnection, cache: DiskCache, rankBlock: Int = 1) {
             self.db = db
             self.cache = cache
             self.protected = -1
             self.reason = .sizeLimit
             self.evictable = (0, 0)
+            self.rankBlock = max(1, rankBlock)
         }
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
@@ -98,7 +107,15 @@ extension DiskCache {
         }
 
         mutating func nextRank() throws -> Int64 {
-            try DiskCache.reserveRanks(1, in: db)
+            if let (next, last) = reservedRanks, next <= last {
+                reservedRanks = (next + 1, last)
+                return next
+            }
+            // The transaction holds the write lock, so a block is as unique as single ranks.
+            let last = try DiskCache.reserveRanks(rankBlock, in: db)
+            let first = last - Int64(rankBlock) + 1
+            reservedRanks = (first + 1, last)
+            return first
         }
 
         mutating func rememberGhost(_ fingerprint: Int64, limit: Int) throws {
