@@ -99,7 +99,7 @@ struct DiskWorkloads {
         return Measurement(workload: "get-miss", valueSize: size, ops: 5 * n, runs: runs)
     }
 
-    /// Every store evicts: the low-water mark is 1.0 here (the default 0.9 would batch
+    /// Every store evicts: the low-water mark is 1.0 here (the default 0.99 would batch
     /// evictions and make this look cheaper than one eviction per store).
     func setFull(_ size: Int) throws -> Measurement {
         let n = ops(for: size)
