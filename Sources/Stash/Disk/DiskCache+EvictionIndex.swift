@@ -27,6 +27,8 @@ extension DiskCache {
             self.cache = cache
             self.protected = protected ?? -1
             self.reason = reason
+            // CLOCK and queue moves take a rank per entry they pass over: 64 at a time.
+            self.rankBlock = 64
             self.evictable =
                 try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
                     ($0.int(0), $0.int(1))
