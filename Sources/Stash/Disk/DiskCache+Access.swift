@@ -163,12 +163,23 @@ extension DiskCache {
                 try policy.stateAfterHits(
                     found.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? found.state
             if policy.usesFrequencySketch { noteSketchRequests(access.hits) }
-            try db.run(
-                "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
-                [
-                    .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
-                    .int(state.frequency), .integer(found.id),
-                ])
+            if state.queue == found.state.queue {
+                // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
+                // queue) does not fire: most hits leave the queue alone.
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
+                    [
+                        .real(access.date.timeIntervalSince1970), .integer(state.rank), .int(state.frequency),
+                        .integer(found.id),
+                    ])
+            } else {
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
+                    [
+                        .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
+                        .int(state.frequency), .integer(found.id),
+                    ])
+            }
         }
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
     }
