@@ -5,6 +5,8 @@
 //   swift run -c release StashBenchmarks replay TRACE.csv [--cache-size 1%,5%,10%] [--policy all|tinylfu,lru,…]
 //                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both] [--limit N]
 //                                        [--json]
+//   swift run -c release StashBenchmarks scaling --entries N [--round R] [--dir PARENT] [--template DIR]
+//   swift run -c release StashBenchmarks hit-throughput [--dir PARENT]
 //
 // Benchmarks/run-comparison.sh puts the disk numbers beside python-diskcache and the
 // file-system floor; Benchmarks/README.md describes the workloads and the JSON lines.
@@ -62,6 +64,24 @@ do {
         let elapsed = now() - start
         print(latencies.map(String.init).joined(separator: "\n"))
         print("elapsed \(elapsed)")
+
+    case "scaling":
+        guard let entries = option("--entries").flatMap(Int.init), entries > 0 else {
+            fail("usage: scaling --entries N [--round R] [--dir PARENT]")
+        }
+        let round = option("--round").flatMap(Int.init) ?? 0
+        let template = option("--template").map { URL(fileURLWithPath: $0) }
+        for line in try ScalingWorkloads(entries: entries, round: round, template: template).run() { print(line) }
+
+    case "hit-throughput":
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        for line in try HitThroughput().run(executable: executable) { print(line) }
+
+    case "hit-worker":
+        guard arguments.count >= 4, let seed = UInt64(arguments[2]), let end = Double(arguments[3]) else {
+            fail("usage: hit-worker DIR SEED END")
+        }
+        print(try HitThroughput.worker(directory: arguments[1], seed: seed, end: end))
 
     case "replay":
         guard arguments.count >= 2 else { fail("usage: replay TRACE.csv --cache-size 5% …") }

@@ -7,6 +7,7 @@
 //   StashTestWorker open DIR                 open and store one value; report the error code
 //   StashTestWorker stall-rebuild DIR        open, and stop inside the index rebuild until killed
 //   StashTestWorker read-only DIR            read every entry of an unwritable cache, then try a store
+//   StashTestWorker hit DIR KEY COUNT        read KEY COUNT times (LRU, count limit 4), then close
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
@@ -207,6 +208,21 @@ case "read-only":
         say("error=\(error.code) message=\(error.message)")
     } catch {
         say("error=other \(error)")
+    }
+
+case "hit":
+    guard arguments.count > 4, let count = Int(arguments[4]) else { fail("usage: hit DIR KEY COUNT") }
+    do {
+        let cache = try DiskCache(
+            directory: directory,
+            configuration: .init(
+                countLimit: 4, lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed, reclaimsOrphansOnOpen: false,
+                accessFlushDelay: .seconds(3600)))
+        for _ in 0..<count where try cache.data(forKey: arguments[3]) == nil { fail("hit: '\(arguments[3])' missed") }
+        cache.close()
+        say("ok")
+    } catch {
+        fail("hit failed: \(error)")
     }
 
 default:

@@ -15,6 +15,9 @@ struct AccessLog {
     /// costs a hash lookup and nothing else, and turned into accesses when the log is drained.
     private var frontTierHits: [String: Int] = [:]
 
+    /// Whether, and how soon, a background write of this log is scheduled.
+    var schedule = AccessFlushSchedule.idle
+
     var count: Int { pending.count }
     var frontTierCount: Int { frontTierHits.count }
 
@@ -44,6 +47,7 @@ struct AccessLog {
     /// Removes and returns the pending accesses, least recent first; front-tier hits count as
     /// accesses at `date`, after the others.
     mutating func drain(at date: Date) -> [(key: Data, access: Access)] {
+        schedule = .idle
         for (key, hits) in frontTierHits { record(Data(key.utf8), at: date, hits: hits) }
         frontTierHits.removeAll(keepingCapacity: true)
         defer { pending.removeAll(keepingCapacity: true) }
@@ -51,39 +55,107 @@ struct AccessLog {
     }
 }
 
+/// When the recorded accesses will next be written, so that a burst of hits schedules one
+/// background write rather than one per hit.
+enum AccessFlushSchedule {
+    /// Nothing is scheduled (the log was empty when last drained).
+    case idle
+    /// A write is scheduled after ``DiskCache/Configuration/accessFlushDelay``.
+    case delayed
+    /// A write is queued now: the batch was full.
+    case immediate
+}
+
+/// Test hooks around the background write of recorded accesses; `nil` fields do nothing.
+struct AccessFlushHooks {
+    /// Called on the background queue before it writes (before it takes the index's write lock).
+    var willWrite: (@Sendable () -> Void)?
+    /// Called on the background queue after it wrote `count` accesses (0 when another write
+    /// took them first).
+    var didWrite: (@Sendable (_ count: Int) -> Void)?
+}
+
 extension DiskCache {
-    /// Records a hit; writes the batch when it is full.
+    /// Records a hit in memory, never writing the index.
+    ///
+    /// A full batch, or the first hit after the log was drained, schedules a write on the
+    /// cache's background queue.
     func recordAccess(_ key: Data, at date: Date) {
-        let isFull = accessLog.withLock { log in
+        // A read-only cache keeps no access times: nothing could ever write them.
+        if index.isReadOnly { return }
+        let batch = configuration.accessFlushBatch
+        let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
             log.record(key, at: date)
-            return log.count >= configuration.accessFlushBatch
+            switch log.schedule {
+            case .immediate:
+                return nil
+            case .delayed:
+                guard log.count >= batch else { return nil }
+                log.schedule = .immediate
+                return .immediate
+            case .idle:
+                log.schedule = log.count >= batch ? .immediate : .delayed
+                return log.schedule
+            }
         }
-        if isFull {
-            // Deliberately tolerated: a failed flush only makes eviction order less precise.
-            try? flushAccesses()
+        guard let schedule else { return }
+        let delay = schedule == .immediate ? .zero : configuration.accessFlushDelay
+        scheduleAccessFlush(after: delay)
+    }
+
+    /// Writes the recorded accesses on the background queue after `delay`.
+    ///
+    /// The job holds the cache weakly: a cache that is deallocated meanwhile has already
+    /// written its accesses in `deinit`.
+    func scheduleAccessFlush(after delay: Duration) {
+        let job: @Sendable () -> Void = { [weak self] in self?.runScheduledAccessFlush() }
+        if delay <= .zero {
+            accessFlushQueue.async(execute: job)
+        } else {
+            accessFlushQueue.asyncAfter(deadline: .now() + delay.seconds, execute: job)
         }
     }
 
-    /// Writes all recorded accesses to the index in one transaction.
-    func flushAccesses() throws {
-        let now = configuration.clock()
-        let accesses = accessLog.withLock { $0.drain(at: now) }
-        guard !accesses.isEmpty else { return }
-        try index.write { db in try applyAccesses(accesses, in: db) }
+    private func runScheduledAccessFlush() {
+        let hooks = accessFlushHooks.withLock { $0 }
+        guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else {
+            hooks.didWrite?(0)
+            return
+        }
+        hooks.willWrite?()
+        // Deliberately tolerated: a failed write only makes eviction order less precise, and
+        // the accesses of a busy index are dropped rather than retried forever.
+        let written = (try? flushAccesses()) ?? 0
+        hooks.didWrite?(written)
+    }
+
+    /// Writes all recorded accesses to the index in one transaction, now, on this thread.
+    ///
+    /// The log is drained inside the write transaction, so that an eviction in another
+    /// transaction of this process sees every hit either still in memory or already written.
+    ///
+    /// - Returns: The number of accesses written.
+    @discardableResult
+    func flushAccesses() throws -> Int {
+        guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return 0 }
+        return try index.write { db in try flushAccesses(in: db) }
     }
 
     /// Writes recorded accesses inside a transaction that is already open, so that eviction
     /// decisions see every hit.
-    func flushAccesses(in db: SQLiteConnection) throws {
+    @discardableResult
+    func flushAccesses(in db: SQLiteConnection) throws -> Int {
+        guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return 0 }
         let now = configuration.clock()
         let accesses = accessLog.withLock { $0.drain(at: now) }
         try applyAccesses(accesses, in: db)
+        return accesses.count
     }
 
     private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
         let policy = configuration.evictionPolicy
-        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self)
+        var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self, rankBlock: accesses.count)
         for (key, access) in accesses {
             let found = try db.first("SELECT id, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(key)]) {
                 (id: $0.int64(0), state: PolicyState(queue: $0.int(1), rank: $0.int64(2), frequency: $0.int(3)))
@@ -93,12 +165,23 @@ extension DiskCache {
                 try policy.stateAfterHits(
                     found.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? found.state
             if policy.usesFrequencySketch { noteSketchRequests(access.hits) }
-            try db.run(
-                "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
-                [
-                    .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
-                    .int(state.frequency), .integer(found.id),
-                ])
+            if state.queue == found.state.queue {
+                // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
+                // queue) does not fire: most hits leave the queue alone.
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
+                    [
+                        .real(access.date.timeIntervalSince1970), .integer(state.rank), .int(state.frequency),
+                        .integer(found.id),
+                    ])
+            } else {
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
+                    [
+                        .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
+                        .int(state.frequency), .integer(found.id),
+                    ])
+            }
         }
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
     }
@@ -113,26 +196,30 @@ extension DiskCache {
     /// `ResourceLoader` call it for their memory hits.
     ///
     /// Cheap enough for a memory hit's path: the hit is counted in memory (one hash lookup
-    /// under a lock) and written with the next batch of accesses — before any eviction
-    /// decision, with the disk's own hits, or on ``close()`` — as one access per key at that
-    /// moment. Only when hits for more than ``frontTierHitLimit`` distinct keys are waiting is
-    /// a batch written, on a background queue. A key that is not stored is ignored when the
-    /// batch is written. ``statistics`` does not change.
+    /// under a lock) and written with the next batch of accesses — on the cache's background
+    /// queue within ``Configuration/accessFlushDelay``, at once (still in the background) when
+    /// hits for ``frontTierHitLimit`` distinct keys are waiting, before any eviction decision,
+    /// or on ``close()`` — as one access per key at that moment. A key that is not stored is
+    /// ignored when the batch is written. ``statistics`` does not change.
     ///
     /// - Parameter key: The key, as stored; an empty key is ignored.
     /// - Complexity: O(*k*) in the key's length.
     public func recordHit(forKey key: String) {
-        guard !key.isEmpty else { return }
-        let isFull = accessLog.withLock { log in
+        guard !key.isEmpty, !index.isReadOnly else { return }
+        let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
             log.recordFrontTierHit(key)
-            return log.frontTierCount >= Self.frontTierHitLimit
-        }
-        if isFull {
-            DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
-                // Deliberately tolerated: a failed flush only makes eviction order less precise.
-                try? flushAccesses()
+            let isFull = log.frontTierCount >= Self.frontTierHitLimit
+            switch log.schedule {
+            case .immediate: return nil
+            case .delayed:
+                guard isFull else { return nil }
+                log.schedule = .immediate
+            case .idle:
+                log.schedule = isFull ? .immediate : .delayed
             }
+            return log.schedule
         }
+        if let schedule { scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay) }
     }
 
     /// How many distinct keys' front-tier hits may wait in memory before they are written.

@@ -31,8 +31,10 @@ extension DiskCache {
         /// The fraction of a limit that eviction goes down to.
         ///
         /// When a write pushes a total over its limit, entries are evicted until the total is at
-        /// or below this fraction of the limit, so that a full cache does not evict on every
-        /// write. Defaults to 0.9.
+        /// or below this fraction of the limit, so that a full cache evicts in batches rather
+        /// than on every write. Defaults to 0.99: a full cache stays on average above 99 % of
+        /// its limit, and one write in about every 1 % of the limit's worth of writes evicts
+        /// that batch in its transaction. 1.0 evicts only what each write needs.
         public var lowWaterMark: Double
         /// The time-to-live of entries stored without one, or `nil` (the default) to keep entries
         /// until they are evicted.
@@ -65,10 +67,18 @@ extension DiskCache {
         ///
         /// Defaults to `true`.
         public var reclaimsOrphansOnOpen: Bool
-        /// How many recorded accesses are written to the index in one batch.
+        /// How many distinct keys' recorded accesses make a batch that is written to the index
+        /// at once.
         ///
-        /// Batches are also written on the next write, eviction, or `close`. Defaults to 256.
+        /// Hits are recorded in memory and written on a background queue, never on the reading
+        /// thread: when this many keys' hits are waiting, after ``accessFlushDelay``, before the
+        /// next write or eviction, and on `close`. Defaults to 4096.
         public var accessFlushBatch: Int
+        /// The longest a hit waits in memory before a background write records it in the index,
+        /// where other processes' evictions see it.
+        ///
+        /// Defaults to 1 second.
+        public var accessFlushDelay: Duration
         /// The current time; inject a clock in tests to drive expiry.
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each entry evicted or expired.
@@ -84,7 +94,7 @@ extension DiskCache {
         public init(
             sizeLimit: ByteCount = .megabytes(150),
             countLimit: Int? = nil,
-            lowWaterMark: Double = 0.9,
+            lowWaterMark: Double = 0.99,
             defaultTimeToLive: Duration? = nil,
             inlineThreshold: ByteCount = .kibibytes(32),
             durability: Durability = .fast,
@@ -92,7 +102,8 @@ extension DiskCache {
             busyTimeout: Duration = .seconds(5),
             evictionPolicy: EvictionPolicy = .tinyLFU,
             reclaimsOrphansOnOpen: Bool = true,
-            accessFlushBatch: Int = 256,
+            accessFlushBatch: Int = 4096,
+            accessFlushDelay: Duration = .seconds(1),
             clock: @escaping @Sendable () -> Date = { Date() },
             onEviction: (@Sendable (EvictionEvent) -> Void)? = nil,
             onEvent: (@Sendable (Event) -> Void)? = nil
@@ -108,6 +119,7 @@ extension DiskCache {
             self.evictionPolicy = evictionPolicy
             self.reclaimsOrphansOnOpen = reclaimsOrphansOnOpen
             self.accessFlushBatch = accessFlushBatch
+            self.accessFlushDelay = accessFlushDelay
             self.clock = clock
             self.onEviction = onEviction
             self.onEvent = onEvent
@@ -127,6 +139,7 @@ extension DiskCache {
             }
             guard inlineThreshold.bytes >= 0 else { throw invalid("inlineThreshold must not be negative") }
             guard accessFlushBatch > 0 else { throw invalid("accessFlushBatch must be positive") }
+            guard accessFlushDelay >= .zero else { throw invalid("accessFlushDelay must not be negative") }
         }
     }
 

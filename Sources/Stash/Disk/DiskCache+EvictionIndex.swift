@@ -13,9 +13,13 @@ extension DiskCache {
         let reason: EvictionReason
         private(set) var evictable: (size: Int, count: Int)
         private(set) var victims: [Victim] = []
-        private var located: [Int64: (key: String, file: String?)] = [:]
+        /// Where the candidates read so far are; the key stays bytes until its entry is evicted.
+        private var located: [Int64: (key: Data, file: String?)] = [:]
         private(set) var incoming: PolicyEntry?
         private var isSketchSynchronized = false
+        private var rankBlock = 1
+        /// Ranks reserved in this transaction and not yet handed out: `next...last`.
+        private var reservedRanks: (next: Int64, last: Int64)?
 
         /// An index for evicting: it reads the unpinned totals that eviction counts down.
         init(db: SQLiteConnection, cache: DiskCache, protecting protected: Int64?, reason: EvictionReason) throws {
@@ -23,6 +27,8 @@ extension DiskCache {
             self.cache = cache
             self.protected = protected ?? -1
             self.reason = reason
+            // CLOCK and queue moves take a rank per entry they pass over: 64 at a time.
+            self.rankBlock = 64
             self.evictable =
                 try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
                     ($0.int(0), $0.int(1))
@@ -42,17 +48,23 @@ extension DiskCache {
 
         /// An index for computing a new entry's or a hit's state, which never evicts and so
         /// skips reading the totals.
-        init(updatingStatesIn db: SQLiteConnection, cache: DiskCache) {
+        ///
+        /// - Parameter rankBlock: How many ranks to reserve from the shared clock at once, the
+        ///   first time one is needed: the number of hits being written, so that a batch costs
+        ///   one update of the clock rather than one per hit. Ranks left unused are a gap, which
+        ///   no policy notices (ranks are only compared).
+        init(updatingStatesIn db: SQLiteConnection, cache: DiskCache, rankBlock: Int = 1) {
             self.db = db
             self.cache = cache
             self.protected = -1
             self.reason = .sizeLimit
             self.evictable = (0, 0)
+            self.rankBlock = max(1, rankBlock)
         }
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
             var batch: [PolicyEntry] = []
-            var found: [(Int64, String, String?)] = []
+            var found: [(Int64, Data, String?)] = []
             try db.query(
                 """
                 SELECT id, size, rank, frequency, key, file FROM entries
@@ -65,7 +77,7 @@ extension DiskCache {
                 batch.append(
                     PolicyEntry(
                         id: row.int64(0), size: row.int(1), state: state, fingerprint: DiskCache.fingerprint(keyBytes)))
-                found.append((row.int64(0), String(decoding: keyBytes, as: UTF8.self), row.text(5)))
+                found.append((row.int64(0), keyBytes, row.text(5)))
             }
             for (id, key, file) in found { located[id] = (key, file) }
             return batch
@@ -92,11 +104,20 @@ extension DiskCache {
             evictable.size -= entry.size
             evictable.count -= 1
             let location = located.removeValue(forKey: entry.id)
-            victims.append(Victim(key: location?.key ?? "", size: entry.size, file: location?.file, reason: reason))
+            let key = location.map { String(decoding: $0.key, as: UTF8.self) } ?? ""
+            victims.append(Victim(key: key, size: entry.size, file: location?.file, reason: reason))
         }
 
         mutating func nextRank() throws -> Int64 {
-            try DiskCache.reserveRanks(1, in: db)
+            if let (next, last) = reservedRanks, next <= last {
+                reservedRanks = (next + 1, last)
+                return next
+            }
+            // The transaction holds the write lock, so a block is as unique as single ranks.
+            let last = try DiskCache.reserveRanks(rankBlock, in: db)
+            let first = last - Int64(rankBlock) + 1
+            reservedRanks = (first + 1, last)
+            return first
         }
 
         mutating func rememberGhost(_ fingerprint: Int64, limit: Int) throws {

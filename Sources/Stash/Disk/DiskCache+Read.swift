@@ -24,10 +24,9 @@ extension DiskCache {
     /// - Complexity: O(log *N*) index lookup plus O(*n*) in the value's length.
     public func data(forKey key: String) throws -> Data? {
         try Self.validate(key: key)
-        let keyBytes = Data(key.utf8)
         // A concurrent overwrite may delete the file between our lookup and our open: look again.
         for _ in 0..<3 {
-            guard let entry = try lookUp(keyBytes), try !isExpired(entry, key: key) else {
+            guard let entry = try lookUp(key), try !isExpired(entry, key: key) else {
                 counters.withLock { $0.misses += 1 }
                 return nil
             }
@@ -50,11 +49,11 @@ extension DiskCache {
                 case .bytes(let data):
                     bytes = data
                 case .missing:
-                    if try lookUp(keyBytes)?.file != file { continue }
+                    if try lookUp(key)?.file != file { continue }
                     try dropDamaged(entry, key: key, reason: "value file \(file) is missing")
                     return nil
                 case .wrongSize(let actual):
-                    if try lookUp(keyBytes)?.file != file { continue }
+                    if try lookUp(key)?.file != file { continue }
                     try dropDamaged(
                         entry, key: key, reason: "value file \(file) has \(actual) bytes, expected \(entry.size)")
                     return nil
@@ -67,7 +66,7 @@ extension DiskCache {
                 try dropDamaged(entry, key: key, reason: "checksum mismatch")
                 return nil
             }
-            recordAccess(keyBytes, at: configuration.clock())
+            recordAccess(Data(key.utf8), at: configuration.clock())
             counters.withLock { stats in
                 stats.hits += 1
                 stats.bytesRead += bytes.count
@@ -90,7 +89,7 @@ extension DiskCache {
         let now = configuration.clock().timeIntervalSince1970
         return try wrapIndexErrors {
             try index.read { db in
-                try db.first("SELECT expires, pinned FROM entries WHERE key = ?1", [Self.keyBytes(key)]) { row in
+                try db.first("SELECT expires, pinned FROM entries WHERE key = ?1", bindingKey: key) { row in
                     row.int(1) != 0 || row.optionalDouble(0).map { $0 > now } ?? true
                 }
             } ?? false
@@ -131,13 +130,18 @@ extension DiskCache {
     }
 
     func lookUp(_ keyBytes: Data) throws -> StoredEntry? {
+        try lookUp(String(decoding: keyBytes, as: UTF8.self))
+    }
+
+    /// One indexed read: the entry's row and, for an inline value, its bytes.
+    func lookUp(_ key: String) throws -> StoredEntry? {
         try wrapIndexErrors {
             try index.read { db in
                 try db.first(
                     """
                     SELECT e.id, e.size, e.file, e.checksum, e.expires, e.pinned, i.data
                     FROM entries e LEFT JOIN inline i ON i.id = e.id WHERE e.key = ?1
-                    """, [.blob(keyBytes)]
+                    """, bindingKey: key
                 ) { row in
                     StoredEntry(
                         id: row.int64(0), size: row.int(1), file: row.text(2),

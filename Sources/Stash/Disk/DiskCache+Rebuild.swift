@@ -57,7 +57,7 @@ extension DiskCache {
     public func rebuildIndex() throws -> IndexRebuild {
         try index.throwIfReadOnly()
         backgroundWork.wait()
-        try? flushAccesses()  // best effort: only recency is lost
+        _ = try? flushAccesses()  // best effort: only recency is lost
         let rebuild = try index.rebuildDamagedDatabase(reason: "requested")
         discardSketch()
         guard let rebuild = rebuild ?? lastIndexRebuild else {

@@ -36,6 +36,9 @@ public final class DiskCache: Sendable {
     let sketchSlot = LockedValue(SketchSlot())
     let backgroundWork = DispatchGroup()
     let faults = LockedValue(FaultInjection())
+    /// Where recorded accesses are written to the index, off the callers' threads.
+    let accessFlushQueue = DispatchQueue(label: "Stash.DiskCache.accessFlush", qos: .utility)
+    let accessFlushHooks = LockedValue(AccessFlushHooks())
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
     ///
@@ -112,6 +115,8 @@ public final class DiskCache: Sendable {
 
     /// Writes recorded accesses to the index and closes its connections.
     ///
+    /// Hits are otherwise written in the background, within ``Configuration/accessFlushDelay``.
+    ///
     /// Called automatically when the cache is deallocated. Using the cache after `close`
     /// reopens the index.
     ///
@@ -123,7 +128,7 @@ public final class DiskCache: Sendable {
 
     private func flushAndCloseIndex() {
         // Losing recency updates or sketch counts only makes eviction order slightly less precise.
-        try? flushAccesses()
+        _ = try? flushAccesses()
         if sketchSlot.withLock({ $0.hasUnsavedChanges }) {
             try? index.write { db in try saveSketch(in: db, force: true) }
         }
@@ -137,9 +142,14 @@ public final class DiskCache: Sendable {
     /// damaged entries are misses but stay in the index, access times are not recorded).
     public var isReadOnly: Bool { index.isReadOnly }
 
-    /// Waits until background work started by this object (orphan reclamation) has finished.
+    /// Waits until background work started by this object has finished: orphan reclamation,
+    /// and the writes of recorded hits that are already due (a full batch).
+    ///
+    /// Hits waiting for ``Configuration/accessFlushDelay`` are not written by this call; use
+    /// ``close()`` for that.
     public func waitForBackgroundWork() {
         backgroundWork.wait()
+        accessFlushQueue.sync {}
     }
 
     /// Records the configured policy in the index; when it differs from the one the entries'

@@ -113,13 +113,13 @@ final class DiskIndex: @unchecked Sendable {
                 try reopenAfterDeletion(&state)
             }
             let db = state.connection!
-            try db.execute("BEGIN IMMEDIATE")
+            try db.executeCached("BEGIN IMMEDIATE")
             do {
                 let result = try body(db)
-                try db.execute("COMMIT")
+                try db.executeCached("COMMIT")
                 return result
             } catch {
-                try? db.execute("ROLLBACK")  // fails only if SQLite already rolled back itself
+                try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
                 throw error
             }
         }
@@ -161,7 +161,9 @@ final class DiskIndex: @unchecked Sendable {
         // Never create the file here: while a rebuild has moved the index aside, a reader waits
         // for the writer's reopen instead of creating an empty index.
         let connection = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout, createsFile: false)
-        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 67108864")
+        // Map the whole index (up to SQLite's 2 GiB ceiling) so that a lookup in a large cache
+        // touches mapped pages instead of copying them through read(2) into a small page cache.
+        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 2147418112")
         return (connection, generation)
     }
 

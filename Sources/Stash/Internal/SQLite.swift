@@ -24,6 +24,9 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// Statements of the hot paths, found by the address of their literal text rather than
+    /// by hashing it.
+    private var literalStatements: [UnsafeRawPointer: OpaquePointer] = [:]
 
     /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,
     /// `path` is a `file:` URI opened read-only (for a cache directory that cannot be written).
@@ -52,6 +55,8 @@ final class SQLiteConnection {
     func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
+        for statement in literalStatements.values { sqlite3_finalize(statement) }
+        literalStatements.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -69,6 +74,15 @@ final class SQLiteConnection {
             sqlite3_free(errorMessage)
             throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message)
         }
+    }
+
+    /// Runs one statement without bindings or rows (`BEGIN IMMEDIATE`, `COMMIT`), prepared
+    /// once: a transaction's brackets cost no parsing.
+    func executeCached(_ sql: StaticString) throws(SQLiteError) {
+        let statement = try prepared(literal: sql)
+        let rc = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        if rc != SQLITE_DONE && rc != SQLITE_ROW { throw lastError }
     }
 
     /// Runs `sql` with `bindings` and calls `row` for each result row.
@@ -109,6 +123,43 @@ final class SQLiteConnection {
     func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> Int {
         try query(sql, bindings)
         return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs the statement `sql` with the bytes of `key` bound to `?1` and maps its first row.
+    ///
+    /// The hot path of a read: no allocation for the bindings, no copy of the key (SQLite reads
+    /// it in place), and the statement is found by its literal's address.
+    func first<T>(_ sql: StaticString, bindingKey key: String, map: (SQLiteRow) throws -> T) throws -> T? {
+        let statement = try prepared(literal: sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        var key = key
+        return try key.withUTF8 { bytes in
+            let rc = sqlite3_bind_blob64(
+                statement, 1, bytes.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(bitPattern: 1),
+                UInt64(bytes.count), nil)
+            if rc != SQLITE_OK { throw lastError }
+            let step = sqlite3_step(statement)
+            if step == SQLITE_ROW { return try map(SQLiteRow(statement: statement)) }
+            if step == SQLITE_DONE { return nil }
+            throw lastError
+        }
+    }
+
+    private func prepared(literal sql: StaticString) throws(SQLiteError) -> OpaquePointer {
+        let address = UnsafeRawPointer(sql.utf8Start)
+        if let statement = literalStatements[address] { return statement }
+        var statement: OpaquePointer?
+        guard
+            sqlite3_prepare_v3(
+                handle, address.assumingMemoryBound(to: CChar.self), Int32(sql.utf8CodeUnitCount),
+                UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else { throw lastError }
+        literalStatements[address] = statement
+        return statement
     }
 
     private func prepared(_ sql: String) throws(SQLiteError) -> OpaquePointer {

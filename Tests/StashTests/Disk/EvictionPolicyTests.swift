@@ -24,7 +24,8 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
                 accessFlushBatch: 16)
             var cache = try DiskCache(directory: dir, configuration: configuration)
             var simulator = EvictionSimulator(
-                policy: policy, limits: EvictionLimits(sizeLimit: 120_000, countLimit: 60, lowWaterMark: 0.9))
+                policy: policy,
+                limits: EvictionLimits(sizeLimit: 120_000, countLimit: 60, lowWaterMark: configuration.lowWaterMark))
             var disagreements = 0
             var hits = 0
             // Long enough for TinyLFU's sketch to widen and to age more than once.

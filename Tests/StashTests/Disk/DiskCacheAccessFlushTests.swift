@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+@testable import Stash
+
+/// Hits are recorded in memory and reach the index off the reading thread: in the background
+/// within the configured delay or batch, on close, and from every process that reads.
+@Suite struct DiskCacheAccessFlushTests {
+    /// A connection of the test's own on the cache's index, to see what the cache committed.
+    struct IndexObserver {
+        let db: SQLiteConnection
+        let walPath: String
+
+        init(_ directory: URL) throws {
+            let path = DiskIndex.databasePath(inRoot: directory.standardizedFileURL.path)
+            db = try SQLiteConnection(path: path, busyTimeout: .seconds(5), createsFile: false)
+            walPath = path + "-wal"
+        }
+
+        /// Changes whenever another connection commits to the database.
+        func dataVersion() throws -> Int { try db.first("PRAGMA data_version") { $0.int(0) } ?? -1 }
+        func walSize() -> Int { POSIXFile.size(walPath)?.logical ?? 0 }
+        func accessed(_ key: String) throws -> Double? {
+            try db.first("SELECT accessed FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.double(0) }
+        }
+    }
+
+    /// A one-shot signal for hooks that run on the cache's background queue.
+    final class Signal: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        func fire() { semaphore.signal() }
+        /// Waits for `fire`; the generous timeout only turns a hang into a failure.
+        func wait() -> Bool { semaphore.wait(timeout: .now() + 60) == .success }
+    }
+
+    @Test func aBurstOfTenThousandHitsWritesNothingToTheIndexUntilTheBackgroundFlush() throws {
+        try withTemporaryDirectory { dir in
+            let clock = TestClock()
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    reclaimsOrphansOnOpen: false, accessFlushBatch: 1000, accessFlushDelay: .seconds(3600),
+                    clock: clock.function))
+            for i in 0..<2000 { try cache.store(Data("value \(i)".utf8), forKey: "key-\(i)") }
+            // The background write is held at its start, so that nothing but the reading thread
+            // could have written while the burst runs.
+            let gate = Signal()
+            let written = LockedValue<[Int]>([])
+            let flushed = Signal()
+            cache.accessFlushHooks.withLock { hooks in
+                hooks.willWrite = { _ = gate.wait() }
+                hooks.didWrite = { count in
+                    written.withLock { $0.append(count) }
+                    flushed.fire()
+                }
+            }
+            let observer = try IndexObserver(dir)
+            let versionBefore = try observer.dataVersion()
+            let walBefore = observer.walSize()
+            let accessedBefore = try observer.accessed("key-7")
+            clock.advance(by: 60)
+
+            for i in 0..<10_000 { #expect(try cache.data(forKey: "key-\(i % 2000)") != nil) }
+
+            #expect(try observer.dataVersion() == versionBefore)
+            #expect(observer.walSize() == walBefore)
+            #expect(try observer.accessed("key-7") == accessedBefore)
+            gate.fire()
+            #expect(flushed.wait())
+            #expect(written.withLock { $0 } == [2000])
+            #expect(try observer.dataVersion() != versionBefore)
+            #expect(try observer.accessed("key-7") == clock.date.timeIntervalSince1970)
+            cache.close()
+        }
+    }
+
+    @Test func closeWritesTheHitsStillInMemory() throws {
+        try withTemporaryDirectory { dir in
+            let clock = TestClock()
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600), clock: clock.function))
+            try cache.store(Data("a".utf8), forKey: "a")
+            let observer = try IndexObserver(dir)
+            let stored = try #require(try observer.accessed("a"))
+            clock.advance(by: 30)
+            #expect(try cache.data(forKey: "a") == Data("a".utf8))
+            #expect(try observer.accessed("a") == stored)
+
+            cache.close()
+
+            #expect(try observer.accessed("a") == stored + 30)
+        }
+    }
+
+    @Test func aHitReachesTheIndexAfterTheFlushDelayAndNotBefore() throws {
+        try withTemporaryDirectory { dir in
+            let clock = TestClock()
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    reclaimsOrphansOnOpen: false, accessFlushDelay: .milliseconds(200), clock: clock.function))
+            try cache.store(Data("a".utf8), forKey: "a")
+            let observer = try IndexObserver(dir)
+            let stored = try #require(try observer.accessed("a"))
+            let flushed = Signal()
+            let writeStarted = LockedValue<ContinuousClock.Instant?>(nil)
+            cache.accessFlushHooks.withLock { hooks in
+                hooks.willWrite = { writeStarted.withLock { $0 = .now } }
+                hooks.didWrite = { _ in flushed.fire() }
+            }
+            clock.advance(by: 5)
+            let hit = ContinuousClock.now
+
+            #expect(try cache.data(forKey: "a") != nil)
+
+            #expect(flushed.wait())
+            let started = try #require(writeStarted.withLock { $0 })
+            #expect(started - hit >= .milliseconds(200))
+            #expect(try observer.accessed("a") == stored + 5)
+            cache.close()
+        }
+    }
+
+    @Test func hitsFromTwoOtherProcessesBothProtectTheirEntriesFromEviction() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    countLimit: 4, lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed,
+                    reclaimsOrphansOnOpen: false))
+            for key in ["a", "b", "c", "d"] { try cache.store(Data(key.utf8), forKey: key) }
+            let readers = try ["a", "b"].map { key in try Worker.start(["hit", dir.path, key, "3"]) }
+            for (process, output) in readers {
+                let printed = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0)
+                #expect(printed == "ok\n")
+            }
+
+            try cache.store(Data("e".utf8), forKey: "e")
+            try cache.store(Data("f".utf8), forKey: "f")
+
+            #expect(try cache.allKeys.sorted() == ["a", "b", "e", "f"])
+            cache.close()
+        }
+    }
+}
