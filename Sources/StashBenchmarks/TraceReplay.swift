@@ -99,10 +99,16 @@ struct TraceReplay {
             policy: policy, limits: EvictionLimits(sizeLimit: cacheBytes, countLimit: nil, lowWaterMark: lowWaterMark))
         var hits: [Bool] = []
         if keepHits { hits.reserveCapacity(requests.count) }
-        for request in requests {
+        let tracesClimber = ProcessInfo.processInfo.environment["STASH_TRACE_CLIMBER"] != nil
+        var shares: [String] = []
+        for (position, request) in requests.enumerated() {
             let hit = try simulator.request(key: request.key, size: request.size)
             if keepHits { hits.append(hit) }
+            if tracesClimber, position % 50_000 == 0, let climber = simulator.index.frequencySketch?.climber {
+                shares.append(String(format: "%.2f", climber.windowShare))
+            }
         }
+        if tracesClimber { log("\(policy) window shares: \(shares.joined(separator: " "))") }
         return Outcome(
             mode: "simulated", policy: policy, cacheBytes: cacheBytes, requests: requests.count,
             objectMissRatio: simulator.objectMissRatio, byteMissRatio: simulator.byteMissRatio,
