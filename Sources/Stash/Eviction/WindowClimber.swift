@@ -26,6 +26,8 @@ package struct WindowClimber: Hashable, Sendable {
     /// How many standard deviations of sampling noise a change of the hit rate must exceed to
     /// count as evidence.
     package static let significance = 2.0
+    /// The share of a step taken towards the smaller window when there is no evidence.
+    package static let lean = 0.25
 
     /// The window's share of the cache's bytes (and entries).
     package private(set) var windowShare: Double
@@ -41,7 +43,8 @@ package struct WindowClimber: Hashable, Sendable {
 
     /// A climber at the smallest window, ready to grow it.
     package init() {
-        self.init(windowShare: Self.minimumShare, step: -Self.fullStep, previousHitRate: -1, sampleHits: 0,
+        self.init(
+            windowShare: Self.minimumShare, step: -Self.fullStep, previousHitRate: -1, sampleHits: 0,
             sampleRequests: 0)
     }
 
@@ -85,12 +88,12 @@ package struct WindowClimber: Hashable, Sendable {
         } else {
             // No evidence either way: lean to the smaller window (the frequency filter guards
             // more), but probe upwards from the floor, so a recency-heavy workload is found.
-            move = windowShare <= Self.minimumShare ? abs(step) : -abs(step)
+            // The lean is a quarter step, so that it drifts where the hit rate is flat and is
+            // undone by the first significant loss.
+            move = windowShare <= Self.minimumShare ? abs(step) : -abs(step) * Self.lean
         }
         windowShare = min(Self.maximumShare, max(Self.minimumShare, windowShare + move))
-        step =
-            abs(change) >= Self.restartThreshold
-            ? (move >= 0 ? Self.fullStep : -Self.fullStep)
-            : move * Self.stepDecay
+        let direction = move >= 0 ? 1.0 : -1.0
+        step = direction * (abs(change) >= Self.restartThreshold ? Self.fullStep : abs(step) * Self.stepDecay)
     }
 }
