@@ -43,10 +43,12 @@ extension MemoryCache {
 }
 
 extension MemoryCache.State {
-    /// The adaptive policy: while the window (the small queue) holds more than its share, its
-    /// oldest entry moves to the main queue if that has room, and otherwise competes with the
-    /// main queue's CLOCK victim: the one requested less often lately is evicted. With the
-    /// window within its share, the main queue evicts its CLOCK victim.
+    /// The adaptive policy's next victim.
+    ///
+    /// While the window (the small queue) holds more than its share, its oldest entry moves to
+    /// the main queue if that has room, and otherwise competes with the main queue's CLOCK
+    /// victim: the one requested less often lately is evicted. With the window within its
+    /// share, the main queue evicts its CLOCK victim.
     ///
     /// O(1) amortized, as S3-FIFO: each pass-over in the main queue spends a read recorded by
     /// an earlier hit, and each move empties a place in the window.
@@ -86,8 +88,10 @@ extension MemoryCache.State {
         }
     }
 
-    /// The main queue's CLOCK victim: from the tail, entries that were read go back to the head
-    /// with one read fewer; the first unread one is the victim. `nil` when the queue is empty.
+    /// The main queue's CLOCK victim, or `nil` when the queue is empty.
+    ///
+    /// From the tail, entries that were read go back to the head with one read fewer; the first
+    /// unread one is the victim.
     @inlinable
     mutating func nextClockVictim() -> Int? {
         let none = MemoryCache.Storage.none
