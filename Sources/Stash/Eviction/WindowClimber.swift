@@ -1,13 +1,17 @@
 /// The hill climber of the ``EvictionPolicy/adaptive`` policy: it sizes the admission window
 /// from the hit rate it samples, in the manner of Caffeine's adaptive W-TinyLFU.
 ///
-/// Requests are counted in samples of `sampleSize` requests. At the end of each sample the
-/// window's share of the cache moves by `step`: in the same direction as the last move if the
-/// hit rate did not fall, the other way if it did. The step decays by 2 % per sample, so the
-/// share settles, and jumps back to its full size when the hit rate changes by 5 points or
-/// more (the workload changed). A recency-heavy workload, whose entries are read while they
-/// are new, grows the window towards a FIFO of the whole cache; a frequency-heavy one shrinks
-/// it towards the 1 % where the frequency filter guards almost everything.
+/// Requests are counted in samples of `sampleSize` requests; the first sample only sets a
+/// baseline. At the end of each later sample the window's share of the cache moves by `step`:
+/// in the same direction as the last move if the hit rate rose by more than two standard
+/// deviations of sampling noise, the other way if it fell by as much, and otherwise a quarter
+/// step towards the smaller window (a full step up from the floor, to probe). The step decays
+/// by 2 % per sample, so the share settles, and jumps back to its full size when the hit rate
+/// changes by 5 points or more (the workload changed). A recency-heavy workload, whose entries
+/// are read while they are new, grows the window towards a FIFO of the whole cache; a
+/// frequency-heavy one keeps it near the 1 % where the frequency filter guards almost
+/// everything. It starts moving down, so that the rising hit rate of a cache that is still
+/// filling does not push the window open.
 ///
 /// Counting is commutative within a sample, and the climber moves only at a write (a miss),
 /// so DiskCache, which applies batched hits before each write, takes the same steps as a
@@ -31,7 +35,7 @@ package struct WindowClimber: Hashable, Sendable {
 
     /// The window's share of the cache's bytes (and entries).
     package private(set) var windowShare: Double
-    /// The next move of `windowShare` if the hit rate does not fall; its sign is the direction.
+    /// The size of the next move of `windowShare`; its sign is the direction of the last move.
     package private(set) var step: Double
     /// The hit rate of the last complete sample, or -1 before the first one: the first sample
     /// only sets the baseline.
@@ -41,7 +45,7 @@ package struct WindowClimber: Hashable, Sendable {
     /// Requests (hits and misses) in the current sample.
     package private(set) var sampleRequests: Int
 
-    /// A climber at the smallest window, ready to grow it.
+    /// A climber at the smallest window, before its baseline sample.
     package init() {
         self.init(
             windowShare: Self.minimumShare, step: -Self.fullStep, previousHitRate: -1, sampleHits: 0,
