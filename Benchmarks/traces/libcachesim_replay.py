@@ -53,12 +53,13 @@ POLICIES = {
     "S3-FIFO": "S3FIFO",
     "SIEVE": "Sieve",
     "W-TinyLFU": "WTinyLFU",
+    "ARC": "ARC",
     "Belady": "Belady",
     "BeladySize": "BeladySize",
 }
 # libcachesim.WTinyLFU's default window_size, as a fraction of the cache bytes.
 WTINYLFU_WINDOW = 0.01
-DEFAULT_POLICIES = ["LRU", "S3-FIFO", "SIEVE", "W-TinyLFU", "Belady", "BeladySize"]
+DEFAULT_POLICIES = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "ARC", "W-TinyLFU", "Belady", "BeladySize"]
 DEFAULT_FRACTIONS = [0.01, 0.05, 0.10]
 
 

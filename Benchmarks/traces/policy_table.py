@@ -8,16 +8,19 @@ cache sizes given as percentages, policies and low-water marks). LIBCACHESIM.jso
 `libcachesim_replay.py` (replay.jsonl). Cells are object miss ratio / byte miss ratio.
 
 Without options: one table per trace (every policy of both). With --bytes: byte miss ratios at
-low-water mark 1.0 on the lognormal traces. With --summary: one table of
-object miss ratios, a row per trace and cache size, for Stash's default policy (tinylfu)
-at low-water marks 1.0 and 0.9 and libCacheSim's LRU, S3-FIFO, SIEVE, W-TinyLFU and Belady.
+low-water mark 1.0 on the lognormal traces. With --summary: the default policy (adaptive)
+against the best of libCacheSim's practical policies (LRU, FIFO, S3-FIFO, SIEVE, ARC,
+W-TinyLFU) and LRU with the issue's targets checked, the cost of lower low-water marks, and
+byte miss ratios.
 """
 import json
 import sys
 from collections import defaultdict
 
-STASH_ORDER = ["lru", "fifo", "sieve", "s3-fifo", "tinylfu", "tinylfu-bytes"]
-LCS_ORDER = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "W-TinyLFU", "Belady", "BeladySize"]
+STASH_ORDER = ["adaptive", "lru", "fifo", "sieve", "s3-fifo", "tinylfu", "tinylfu-bytes"]
+LCS_ORDER = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "ARC", "W-TinyLFU", "Belady", "BeladySize"]
+PRACTICAL = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "ARC", "W-TinyLFU"]
+LOW_WATER_MARKS = ("1.0", "0.99", "0.95", "0.9")
 
 
 def load(stash_path, lcs_path):
@@ -33,6 +36,8 @@ def load(stash_path, lcs_path):
         column = f"Stash {r['policy']} (lwm {r['low_water_mark']})"
         cells[(r["trace"], percent)][column] = (r["object_miss_ratio"], r["byte_miss_ratio"], "")
     for line in open(lcs_path):
+        if not line.startswith("{"):
+            continue  # libCacheSim's C code prints warnings on stdout too
         r = json.loads(line)
         percent = round(r["cache_fraction"] * 100, 6)
         column = f"libCacheSim {r['policy']}"
@@ -43,7 +48,7 @@ def load(stash_path, lcs_path):
 def columns_for(cells):
     present = {column for row in cells.values() for column in row}
     ordered = []
-    for lwm in ("1.0", "0.9"):
+    for lwm in LOW_WATER_MARKS:
         ordered += [f"Stash {p} (lwm {lwm})" for p in STASH_ORDER]
     ordered += [f"libCacheSim {p}" for p in LCS_ORDER]
     return [c for c in ordered if c in present] + sorted(present - set(ordered))
@@ -91,21 +96,56 @@ def per_trace(cells):
     return "\n".join(out)
 
 
+def short_name(trace):
+    return trace.removesuffix(".csv").removesuffix("-1000000").removesuffix("-100000").removeprefix("zipf-")
+
+
 def summary(cells):
-    wanted = [("Stash tinylfu (lwm 1.0)", "Stash default, lwm 1.0"),
-              ("Stash tinylfu (lwm 0.9)", "Stash default, lwm 0.9"),
-              ("libCacheSim LRU", "LRU"), ("libCacheSim S3-FIFO", "S3-FIFO"),
-              ("libCacheSim SIEVE", "SIEVE"), ("libCacheSim W-TinyLFU", "W-TinyLFU"),
-              ("libCacheSim Belady", "Belady")]
-    out = ["| trace | cache | " + " | ".join(label for _, label in wanted) + " |",
-           "|---|---:|" + "---:|" * len(wanted)]
+    """Object miss ratios of the default (adaptive) against the best practical libCacheSim
+    policy and LRU, with the issue's targets checked; then the cost of lower low-water marks;
+    then byte miss ratios."""
+    out = ["| trace | cache | Stash adaptive | best of libCacheSim (which) | Δ best (≤ 0.02) | "
+           "libCacheSim LRU | Δ LRU (≤ 0.01) | Stash tinylfu | Belady | met |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
+    met_count = total = 0
     for (trace, percent) in sorted(cells):
         row = cells[(trace, percent)]
-        name = trace.removesuffix(".csv").removesuffix("-1000000").removeprefix("zipf-")
+        ours = row.get("Stash adaptive (lwm 1.0)")
+        practical = [(row[f"libCacheSim {p}"][0], p) for p in PRACTICAL if f"libCacheSim {p}" in row]
+        if ours is None or not practical:
+            continue
+        best, which = min(practical)
+        lru = row.get("libCacheSim LRU", (float("nan"),))[0]
+        tiny = row.get("Stash tinylfu (lwm 1.0)", (float("nan"),))[0]
+        belady = row.get("libCacheSim Belady", (float("nan"),))[0]
+        met = ours[0] <= best + 0.02 and ours[0] <= lru + 0.01
+        met_count += met
+        total += 1
+        out.append(f"| {short_name(trace)} | {size_label(percent)} | {ours[0]:.4f} | {best:.4f} ({which}) | "
+                   f"{ours[0] - best:+.4f} | {lru:.4f} | {ours[0] - lru:+.4f} | {tiny:.4f} | {belady:.4f} | "
+                   f"{'yes' if met else '**no**'} |")
+    out.append(f"\nTargets met at {met_count} of {total} points.\n")
+    out.append("Low-water mark: object miss ratio of Stash adaptive / Stash s3-fifo when a write that "
+               "exceeds the limit evicts down to this fraction of it.\n")
+    out.append("| trace | cache | " + " | ".join(f"lwm {m}" for m in LOW_WATER_MARKS) + " |")
+    out.append("|---|---:|" + "---:|" * len(LOW_WATER_MARKS))
+    for (trace, percent) in sorted(cells):
+        row = cells[(trace, percent)]
         values = []
-        for column, _ in wanted:
-            values.append(f"{row[column][0]:.4f}" if column in row else "–")
-        out.append(f"| {name} | {size_label(percent)} | " + " | ".join(values) + " |")
+        for mark in LOW_WATER_MARKS:
+            a = row.get(f"Stash adaptive (lwm {mark})")
+            b = row.get(f"Stash s3-fifo (lwm {mark})")
+            values.append(f"{a[0]:.4f} / {b[0]:.4f}" if a and b else "–")
+        out.append(f"| {short_name(trace)} | {size_label(percent)} | " + " | ".join(values) + " |")
+    out.append("\nByte miss ratio at the same capacity (low-water mark 1.0).\n")
+    wanted = [("Stash adaptive (lwm 1.0)", "Stash adaptive"), ("Stash tinylfu-bytes (lwm 1.0)", "Stash tinylfu-bytes")]
+    wanted += [(f"libCacheSim {p}", p) for p in PRACTICAL + ["BeladySize"]]
+    out.append("| trace | cache | " + " | ".join(label for _, label in wanted) + " |")
+    out.append("|---|---:|" + "---:|" * len(wanted))
+    for (trace, percent) in sorted(cells):
+        row = cells[(trace, percent)]
+        values = [f"{row[c][1]:.4f}" if c in row else "–" for c, _ in wanted]
+        out.append(f"| {short_name(trace)} | {size_label(percent)} | " + " | ".join(values) + " |")
     return "\n".join(out)
 
 
@@ -130,7 +170,34 @@ def byte_summary(cells):
     return "\n".join(out)
 
 
+def end_to_end(path):
+    """Pairs of simulated and DiskCache replays of the same prefix (`replay --mode both`, which
+    fails on any request whose outcome differs)."""
+    rows = {}
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        key = (r["trace"], r["cache_size"], r["low_water_mark"], r["policy"])
+        rows.setdefault(key, {})[r["mode"]] = r
+    out = ["| trace (prefix) | requests | cache | lwm | policy | object miss, simulated / DiskCache | "
+           "byte miss, simulated / DiskCache | DiskCache seconds |",
+           "|---|---:|---:|---:|---|---:|---:|---:|"]
+    for (trace, size, lwm, policy), modes in sorted(rows.items()):
+        sim, disk = modes.get("simulated"), modes.get("disk")
+        if not sim or not disk:
+            continue
+        out.append(f"| {short_name(trace)} | {sim['requests']} | {size} | {lwm} | {policy} | "
+                   f"{sim['object_miss_ratio']:.4f} / {disk['object_miss_ratio']:.4f} | "
+                   f"{sim['byte_miss_ratio']:.4f} / {disk['byte_miss_ratio']:.4f} | {disk['seconds']:.0f} |")
+    return "\n".join(out)
+
+
 def main():
+    if "--end-to-end" in sys.argv:
+        print(end_to_end([a for a in sys.argv[1:] if not a.startswith("--")][0]))
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 2:
         sys.exit(__doc__)

@@ -1,49 +1,91 @@
 #!/usr/bin/env bash
-# Generates the standard Zipf traces and replays them through libCacheSim.
+# Generates the standard traces, replays them through libCacheSim and through Stash's policies
+# (the simulator, which runs DiskCache's own policy code), checks the simulator against a real
+# DiskCache on trace prefixes, and writes the tables of Benchmarks/POLICIES.md.
 #
-#   Benchmarks/traces/run-traces.sh [--quick]
+#   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim]
 #
-# Traces: alpha 0.8 and 1.0, each with fixed 32 KiB objects and with
-# lognormal sizes (median 30 KiB, sigma 1.2); 1 000 000 requests over
-# 100 000 objects (--quick: 100 000 requests over 10 000 objects).
-# Output: Benchmarks/out/traces/*.csv (never committed), replay.jsonl and
-# replay.md next to them.
+# Traces (1 000 000 requests each; --quick: 100 000): Zipf 0.6, 0.8, 1.0 and 1.2 over
+# 100 000 objects with lognormal sizes (median 30 KiB, sigma 1.2), a photo feed, a loop just
+# larger than a 5 % cache and a popularity shift halfway (gen_workloads.py). Cache sizes 1 %,
+# 5 % and 10 % of each trace's working set.
+# --keep-libcachesim reuses out/traces/replay.jsonl when it is newer than every trace (the
+# libCacheSim replays take most of the time: W-TinyLFU alone runs minutes on the photo feed).
+# Output: Benchmarks/out/traces/ (never committed): the traces, replay.jsonl (libCacheSim),
+# stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), summary.md.
 set -euo pipefail
 
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$bench_dir/.." && pwd)"
 venv="$bench_dir/.venv"
 out="$bench_dir/out/traces"
 requirements=("numpy>=1.23" "libcachesim==0.3.5")
+scratch="${STASH_SCRATCH:-.build}"
 
 requests=1000000
-objects=100000
-case "${1:-}" in
-    --quick) requests=100000; objects=10000 ;;
-    "") ;;
-    *) echo "usage: run-traces.sh [--quick]" >&2; exit 2 ;;
-esac
+e2e_limit=30000
+keep_libcachesim=0
+for argument in "$@"; do
+    case "$argument" in
+        --quick) requests=100000; e2e_limit=10000 ;;
+        --keep-libcachesim) keep_libcachesim=1 ;;
+        *) echo "usage: run-traces.sh [--quick] [--keep-libcachesim]" >&2; exit 2 ;;
+    esac
+done
+objects=$((requests / 10))
 
 if [[ ! -x "$venv/bin/python" ]]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}"
+python="$venv/bin/python"
 
 mkdir -p "$out"
 traces=()
-for alpha in 0.8 1.0; do
-    for size in fixed:32768 lognormal:median=30720,sigma=1.2; do
-        name="zipf-a${alpha}-${size%%:*}-${requests}.csv"
-        "$venv/bin/python" "$bench_dir/traces/gen_zipf.py" --alpha "$alpha" --size "$size" \
-            --requests "$requests" --objects "$objects" --seed 1 -o "$out/$name"
-        traces+=("$out/$name")
-    done
+for alpha in 0.6 0.8 1.0 1.2; do
+    name="zipf-a${alpha}-lognormal-${requests}.csv"
+    [[ -s "$out/$name" ]] || "$python" "$bench_dir/traces/gen_zipf.py" --alpha "$alpha" \
+        --size lognormal:median=30720,sigma=1.2 --requests "$requests" --objects "$objects" --seed 1 -o "$out/$name"
+    traces+=("$out/$name")
+done
+for kind in photo-feed loop shift; do
+    name="$kind-${requests}.csv"
+    [[ -s "$out/$name" ]] || "$python" "$bench_dir/traces/gen_workloads.py" "$kind" --requests "$requests" \
+        --seed 1 -o "$out/$name"
+    traces+=("$out/$name")
 done
 
-# libCacheSim logs INFO lines on stderr; keep them out of the way.
-"$venv/bin/python" "$bench_dir/traces/libcachesim_replay.py" "${traces[@]}" --markdown "$out/replay.md" \
-    > "$out/replay.jsonl" 2> "$out/replay.log" || {
-    tail -n 20 "$out/replay.log" >&2
-    exit 1
-}
-cat "$out/replay.md"
-echo "(JSON lines in ${out#"$bench_dir/"}/replay.jsonl, libCacheSim's log in replay.log)" >&2
+fresh=1
+for trace in "${traces[@]}"; do
+    [[ -s "$out/replay.jsonl" && "$out/replay.jsonl" -nt "$trace" ]] || fresh=0
+done
+if [[ $keep_libcachesim == 0 || $fresh == 0 ]]; then
+    # libCacheSim logs INFO lines on stderr; keep them out of the way.
+    "$python" "$bench_dir/traces/libcachesim_replay.py" "${traces[@]}" --markdown "$out/replay.md" \
+        > "$out/replay.jsonl" 2> "$out/replay.log" || {
+        tail -n 20 "$out/replay.log" >&2
+        exit 1
+    }
+fi
+
+(cd "$root" && swift build -c release --scratch-path "$scratch" --product StashBenchmarks >&2)
+stash="$root/$scratch/release/StashBenchmarks"
+: > "$out/stash-replay.jsonl"
+: > "$out/end-to-end.jsonl"
+mkdir -p "$root/$scratch/replay-scratch"
+for trace in "${traces[@]}"; do
+    "$stash" replay "$trace" --cache-size 1%,5%,10% --policy all --low-water-mark 1.0 --json \
+        >> "$out/stash-replay.jsonl"
+    "$stash" replay "$trace" --cache-size 1%,5%,10% --policy adaptive,s3-fifo --low-water-mark 0.99,0.95,0.9 \
+        --json >> "$out/stash-replay.jsonl"
+    # The simulator against a real DiskCache, request by request (exits non-zero on a difference).
+    "$stash" replay "$trace" --cache-size 5% --policy adaptive --low-water-mark 1.0,0.9 --mode both \
+        --limit "$e2e_limit" --dir "$root/$scratch/replay-scratch" --json >> "$out/end-to-end.jsonl"
+done
+
+"$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" > "$out/policies.md"
+"$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" --summary \
+    > "$out/summary.md"
+"$python" "$bench_dir/traces/policy_table.py" "$out/end-to-end.jsonl" --end-to-end >> "$out/summary.md"
+cat "$out/summary.md"
+echo "(per-trace tables in ${out#"$root/"}/policies.md, end to end in end-to-end.jsonl)" >&2

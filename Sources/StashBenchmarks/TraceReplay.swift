@@ -78,6 +78,8 @@ struct TraceReplay {
         var byteMissRatio: Double
         var seconds: Double
         var hits: [Bool]
+        /// The adaptive policy's window share at the end of the replay.
+        var windowShare: Double? = nil
 
         /// One JSON line: the trace, the cache size (as given, and in bytes), the settings and
         /// the outcome.
@@ -86,7 +88,8 @@ struct TraceReplay {
             {"impl": "stash", "trace": "\(trace)", "mode": "\(mode)", "policy": "\(policy)", \
             "cache_size": "\(cacheLabel)", "cache_bytes": \(cacheBytes), "low_water_mark": \(lowWaterMark), \
             "requests": \(requests), "object_miss_ratio": \(String(format: "%.5f", objectMissRatio)), \
-            "byte_miss_ratio": \(String(format: "%.5f", byteMissRatio)), "seconds": \(String(format: "%.3f", seconds))}
+            "byte_miss_ratio": \(String(format: "%.5f", byteMissRatio)), "seconds": \(String(format: "%.3f", seconds))\
+            \(windowShare.map { ", \"window_share\": \(String(format: "%.3f", $0))" } ?? "")}
             """
         }
     }
@@ -106,7 +109,8 @@ struct TraceReplay {
         return Outcome(
             mode: "simulated", policy: policy, cacheBytes: cacheBytes, requests: requests.count,
             objectMissRatio: simulator.objectMissRatio, byteMissRatio: simulator.byteMissRatio,
-            seconds: Double(now() - start) / 1e9, hits: hits)
+            seconds: Double(now() - start) / 1e9, hits: hits,
+            windowShare: policy == .adaptive ? simulator.index.frequencySketch?.climber.windowShare : nil)
     }
 
     static func endToEnd(_ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, lowWaterMark: Double) throws

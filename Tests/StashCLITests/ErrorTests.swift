@@ -25,7 +25,7 @@ import Testing
             ),
             (
                 ["info", "--eviction", "lfu"],
-                "stash: Unknown eviction policy 'lfu' for --eviction: use one of lru, fifo, sieve, s3-fifo, tinylfu, tinylfu-bytes. Run 'stash info --help' for usage.\n"
+                "stash: Unknown eviction policy 'lfu' for --eviction: use one of lru, fifo, sieve, s3-fifo, tinylfu, adaptive, tinylfu-bytes. Run 'stash info --help' for usage.\n"
             ),
             (["get"], "stash: Missing expected argument '<key>'. Run 'stash get --help' for usage.\n"),
             (["frobnicate"], "stash: Unexpected argument 'frobnicate'. Run 'stash --help' for usage.\n"),

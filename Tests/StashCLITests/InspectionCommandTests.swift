@@ -25,7 +25,7 @@ import Testing
                 Self.withoutDiskUsage(fresh.text).normalized(directory: dir) == """
                     directory     $DIR
                     size limit    150.0 MB of unpinned values (the default; set one with --size-limit)
-                    eviction      tinylfu (TinyLFU: a newcomer stays only if requested more often than the entries it displaces), down to 99 % of the limit when it is exceeded
+                    eviction      adaptive (adaptive TinyLFU: a window sized to the workload, then a newcomer stays only if requested more often), down to 99 % of the limit when it is exceeded
                     entries       0, 0 B
                     on disk       $USAGE (index and files, rounded to blocks)
                     fetch policy  cache-first: a cached URL is served with no request (fetch --policy http revalidates, --policy reload downloads again)
@@ -48,7 +48,7 @@ import Testing
                 Self.withoutDiskUsage(info.text).normalized(directory: dir) == """
                     directory     $DIR
                     size limit    10.0 MB of unpinned values (remembered for this directory)
-                    eviction      tinylfu (TinyLFU: a newcomer stays only if requested more often than the entries it displaces), down to 99 % of the limit when it is exceeded
+                    eviction      adaptive (adaptive TinyLFU: a window sized to the workload, then a newcomer stays only if requested more often), down to 99 % of the limit when it is exceeded
                     entries       2, 1.5 KB (1 pinned, 500 B, never evicted)
                     on disk       $USAGE (index and files, rounded to blocks)
                     fetch policy  cache-first: a cached URL is served with no request (fetch --policy http revalidates, --policy reload downloads again)
@@ -68,7 +68,7 @@ import Testing
             let report = try #require(try JSONSerialization.jsonObject(with: lowered.output) as? [String: Any])
             #expect(report["sizeLimit"] as? Int == 20_000)
             #expect(report["sizeLimitSource"] as? String == "option")
-            #expect(report["evictionPolicy"] as? String == "tinylfu")
+            #expect(report["evictionPolicy"] as? String == "adaptive")
             #expect(report["totalCount"] as? Int == 3)
             #expect(report["totalSize"] as? Int == 16_500)
             #expect(report["pinnedCount"] as? Int == 1)

@@ -63,7 +63,7 @@ final class CacheEventLog: Sendable {
             #expect(try Cache(directory: dir, codec: .data).memory.policy == .leastRecentlyUsed)
             let cache = try Cache(directory: dir, memoryEvictionPolicy: .s3fifo, codec: .data)
             #expect(cache.memory.policy == .s3fifo)
-            #expect(cache.disk.configuration.evictionPolicy == .tinyLFU)
+            #expect(cache.disk.configuration.evictionPolicy == .adaptive)
         }
     }
 

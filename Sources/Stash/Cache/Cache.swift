@@ -100,7 +100,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///     values cost 1 each (any type other than `Data` and `String` without a `cost`).
     ///   - memoryEvictionPolicy: Which values the memory tier gives up first. Defaults to
     ///     ``MemoryEvictionPolicy/leastRecentlyUsed``. The disk tier uses its default policy,
-    ///     ``EvictionPolicy/tinyLFU``; pass your own ``DiskCache`` to
+    ///     ``EvictionPolicy/adaptive``; pass your own ``DiskCache`` to
     ///     ``init(disk:memory:codec:cost:onEvent:)`` to choose another.
     ///   - codec: Encodes values for the disk and decodes them back.
     ///   - cost: A value's cost in memory. Defaults to `nil`: the length in bytes of `Data`

@@ -192,7 +192,7 @@ extension DiskCache {
     /// the same value), so that eviction sees how often the entry is really requested.
     ///
     /// Without it, an entry read often from memory looks unused on disk: least recently used,
-    /// or, to the default ``EvictionPolicy/tinyLFU``, requested once. ``Cache`` and
+    /// or, to the default ``EvictionPolicy/adaptive``, requested once. ``Cache`` and
     /// `ResourceLoader` call it for their memory hits.
     ///
     /// Cheap enough for a memory hit's path: the hit is counted in memory (one hash lookup

@@ -58,8 +58,9 @@ extension DiskCache {
         public var busyTimeout: Duration
         /// Which entries are evicted first.
         ///
-        /// Defaults to ``EvictionPolicy/tinyLFU``, which misses least on the measured traces and
-        /// minimises the number of misses (``EvictionPolicy/Objective/objectMissRatio``); use
+        /// Defaults to ``EvictionPolicy/adaptive``, which adapts its admission window to the
+        /// workload and stays within 0.02 of the best policy measured on every trace of
+        /// `Benchmarks/POLICIES.md`, recency-heavy ones included; use
         /// ``EvictionPolicy/tinyLFU(objective:)`` with ``EvictionPolicy/Objective/byteMissRatio``
         /// to minimise missed bytes instead, or ``EvictionPolicy/leastRecentlyUsed`` for LRU.
         public var evictionPolicy: EvictionPolicy
@@ -100,7 +101,7 @@ extension DiskCache {
             durability: Durability = .fast,
             verifiesChecksums: Bool = false,
             busyTimeout: Duration = .seconds(5),
-            evictionPolicy: EvictionPolicy = .tinyLFU,
+            evictionPolicy: EvictionPolicy = .adaptive,
             reclaimsOrphansOnOpen: Bool = true,
             accessFlushBatch: Int = 4096,
             accessFlushDelay: Duration = .seconds(1),

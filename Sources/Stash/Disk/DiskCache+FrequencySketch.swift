@@ -1,7 +1,8 @@
 import Foundation
 
 extension DiskCache {
-    /// This object's copy of the index's frequency sketch (TinyLFU only).
+    /// This object's copy of the index's frequency sketch and window climber (TinyLFU and the
+    /// adaptive policy).
     ///
     /// The copy is what eviction reads. It is written to the `sketch` table inside a write
     /// transaction that already runs (a store or a batch of hits), in chunks, only those that
@@ -31,9 +32,11 @@ extension DiskCache {
     func synchronizeSketch(in db: SQLiteConnection) throws {
         let stored = try db.first("SELECT data FROM sketch WHERE chunk = -1") { Self.decodeWords($0.blob(0)) } ?? []
         var header: (generation: Int64, words: Int, additions: Int)?
-        if stored.count == 3 {
+        if stored.count == 3 || stored.count == 3 + Self.climberWords {
             header = (Int64(bitPattern: stored[0]), Int(clamping: stored[1]), Int(clamping: stored[2]))
         }
+        // An index written before the adaptive policy has no climber: it starts afresh.
+        let climber = stored.count == 3 + Self.climberWords ? Self.decodeClimber(stored[3...]) : WindowClimber()
         let current = sketchSlot.withLock { slot in slot.sketch != nil && slot.generation == header?.generation ?? 0 }
         if current { return }
         var loaded: FrequencySketch?
@@ -49,6 +52,7 @@ extension DiskCache {
             }
             if chunks == (header.words + FrequencySketch.wordsPerChunk - 1) / FrequencySketch.wordsPerChunk {
                 loaded = FrequencySketch(words: words, additions: header.additions, tracksChanges: true)
+                loaded?.climber = climber
             }
         }
         if loaded == nil {
@@ -93,13 +97,33 @@ extension DiskCache {
             let data = Self.encodeWords(words[start..<min(words.count, start + FrequencySketch.wordsPerChunk)])
             try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (?1, ?2)", [.int(chunk), .blob(data)])
         }
-        let header = Self.encodeWords([UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions)])
+        let header = Self.encodeWords(
+            [UInt64(bitPattern: generation), UInt64(words.count), UInt64(sketch.additions)]
+                + Self.encodeClimber(sketch.climber))
         try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (-1, ?1)", [.blob(header)])
     }
 
     /// Forgets the copy, so that the next transaction reloads or rebuilds it.
     func discardSketch() {
         sketchSlot.withLock { $0 = SketchSlot() }
+    }
+
+    /// Header words after the sketch's own three: the window climber's fields.
+    static let climberWords = 5
+
+    private static func encodeClimber(_ climber: WindowClimber) -> [UInt64] {
+        [
+            climber.windowShare.bitPattern, climber.step.bitPattern, climber.previousHitRate.bitPattern,
+            UInt64(climber.sampleHits), UInt64(climber.sampleRequests),
+        ]
+    }
+
+    private static func decodeClimber(_ words: ArraySlice<UInt64>) -> WindowClimber {
+        let fields = Array(words)
+        return WindowClimber(
+            windowShare: Double(bitPattern: fields[0]), step: Double(bitPattern: fields[1]),
+            previousHitRate: Double(bitPattern: fields[2]), sampleHits: Int(clamping: fields[3]),
+            sampleRequests: Int(clamping: fields[4]))
     }
 
     private static func encodeWords(_ words: some Collection<UInt64>) -> Data {

@@ -25,9 +25,16 @@ extension EvictionPolicy {
         from index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
     ) throws {
         let entries = index.evictable.count
-        try index.withFrequencySketch { $0.ensureCapacity(forEntries: entries) }
-        let windowSize = Self.windowSize(of: capacity, meanEntry: entries == 0 ? 0 : index.evictable.size / entries)
-        let windowCount = targetCount == .max ? Int.max : Self.windowSize(of: targetCount, meanEntry: 1)
+        let share = try index.withFrequencySketch { sketch in
+            sketch.ensureCapacity(forEntries: entries)
+            return kind == .adaptive ? sketch.climber.windowShare : 0
+        }
+        let windowSize = max(
+            Self.windowSize(of: capacity, meanEntry: entries == 0 ? 0 : index.evictable.size / entries),
+            Int(Double(capacity) * share))
+        let windowCount =
+            targetCount == .max
+            ? Int.max : max(Self.windowSize(of: targetCount, meanEntry: 1), Int(Double(targetCount) * share))
         let mainLimit = (
             size: max(0, targetSize - windowSize),
             count: targetCount == .max ? Int.max : max(0, targetCount - windowCount)

@@ -35,6 +35,9 @@ package struct FrequencySketch: Hashable, Sendable {
     package private(set) var changedChunks: Set<Int> = []
     /// Whether changes are recorded in `changedChunks` (only DiskCache persists them).
     private let tracksChanges: Bool
+    /// The ``EvictionPolicy/adaptive`` policy's window sizing, kept and persisted with the
+    /// sketch because both are the policy's shared, approximate memory of recent requests.
+    package var climber = WindowClimber()
 
     /// An empty sketch for about `entries` entries.
     package init(entries: Int = 0, tracksChanges: Bool = false) {
@@ -55,6 +58,17 @@ package struct FrequencySketch: Hashable, Sendable {
 
     /// Additions after which the counters are halved.
     package var sampleSize: Int { words.count * Self.samplesPerWord }
+
+    /// Requests per sample of the window climber: about `climberSamplesPerEntry` per entry the
+    /// table is sized for, at least `minimumClimberSample`.
+    package var climberSampleSize: Int {
+        max(Self.minimumClimberSample, words.count / Self.wordsPerEntry * Self.climberSamplesPerEntry)
+    }
+
+    /// Climber samples per entry the table is sized for.
+    package static let climberSamplesPerEntry = 2
+    /// The shortest climber sample, in requests.
+    package static let minimumClimberSample = 256
 
     /// How often `fingerprint` was added recently, from 0 to 15.
     package func estimate(_ fingerprint: Int64) -> Int {
@@ -81,9 +95,10 @@ package struct FrequencySketch: Hashable, Sendable {
         additions += count
     }
 
-    /// Halves every counter once `sampleSize` additions have accumulated since the last time.
-    package mutating func ageIfDue() {
-        guard additions >= sampleSize else { return }
+    /// Halves every counter once `samplesPerWord` additions per table word (`sampleSize` by
+    /// default) have accumulated since the last time.
+    package mutating func ageIfDue(samplesPerWord: Int = Self.samplesPerWord) {
+        guard additions >= words.count * samplesPerWord else { return }
         for index in words.indices { words[index] = (words[index] >> 1) & 0x7777_7777_7777_7777 }
         additions /= 2
         markEverythingChanged()

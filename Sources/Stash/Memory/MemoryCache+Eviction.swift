@@ -18,6 +18,9 @@ extension MemoryCache.State {
             if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
         case .s3fifo:
             if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+        case .adaptive:
+            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            storage.admission.recordHit(storage.key(at: slot).hashValue)
         }
     }
 
@@ -27,11 +30,15 @@ extension MemoryCache.State {
     mutating func admitsToSmallQueue(_ key: Key) -> Bool {
         switch policy.kind {
         case .leastRecentlyUsed, .sieve:
-            false
+            return false
         case .s3fifo:
             // A key evicted from the small queue that comes back while still remembered has
             // proved it is reused: it skips the small queue.
-            !storage.ghosts.remove(key)
+            return !storage.ghosts.remove(key)
+        case .adaptive:
+            // Every newcomer waits in the window; an insertion is a request that missed.
+            storage.admission.recordMiss(key.hashValue, entries: storage.count)
+            return true
         }
     }
 
@@ -51,6 +58,8 @@ extension MemoryCache.State {
             nextSieveVictim()
         case .s3fifo:
             nextS3FIFOVictim(toCost: cost, count: count)
+        case .adaptive:
+            nextAdaptiveVictim(toCost: cost, count: count)
         }
     }
 

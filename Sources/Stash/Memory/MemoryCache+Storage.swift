@@ -103,6 +103,8 @@ extension MemoryCache {
         @usableFromInline var hand = Storage.none
         /// S3-FIFO's ghost queue; empty under the other policies.
         @usableFromInline var ghosts = GhostQueue()
+        /// The adaptive policy's sketch and window climber; unused by the other policies.
+        @usableFromInline var admission = Admission()
 
         @usableFromInline
         init() {}

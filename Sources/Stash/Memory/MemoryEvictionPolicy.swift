@@ -21,6 +21,7 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
         case leastRecentlyUsed
         case sieve
         case s3fifo
+        case adaptive
     }
 
     @usableFromInline let kind: Kind
@@ -68,6 +69,19 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     ///   way of the ghost queue.
     public static let s3fifo = MemoryEvictionPolicy(kind: .s3fifo)
 
+    /// ``EvictionPolicy/adaptive`` in memory: a window (the small queue) whose share of the
+    /// cost and count a hill climber sizes from the sampled hit rate, in front of a main queue
+    /// with a 2-bit CLOCK counter, and admission by a frequency sketch of recent requests.
+    ///
+    /// A new entry joins the window; a hit bumps its counter and feeds the sketch, moving
+    /// nothing. While the window holds more than its share, its oldest entry moves to the main
+    /// queue if that has room, otherwise it competes with the main queue's CLOCK victim and
+    /// the one requested less often lately (ties keep the victim) is evicted. The climber
+    /// widens the window when that raises the hit rate (recency-heavy use) and narrows it
+    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 64 to 128
+    /// bytes per entry.
+    public static let adaptive = MemoryEvictionPolicy(kind: .adaptive)
+
     /// Every policy, for comparisons.
     public static let all: [MemoryEvictionPolicy] = [.leastRecentlyUsed, .sieve, .s3fifo]
 
@@ -77,6 +91,7 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
         case .leastRecentlyUsed: "lru"
         case .sieve: "sieve"
         case .s3fifo: "s3-fifo"
+        case .adaptive: "adaptive"
         }
     }
 

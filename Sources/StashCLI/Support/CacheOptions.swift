@@ -21,7 +21,7 @@ struct CacheOptions: ParsableArguments {
     @Option(
         name: .customLong("eviction"),
         help: ArgumentHelp(
-            "The eviction policy: tinylfu, tinylfu-bytes, s3-fifo, sieve, lru or fifo (default: the one the directory's cache uses, else tinylfu). Changing it resets the entries' eviction state once.",
+            "The eviction policy: adaptive, tinylfu, tinylfu-bytes, s3-fifo, sieve, lru or fifo (default: the one the directory's cache uses, else adaptive). Changing it resets the entries' eviction state once.",
             valueName: "policy"))
     var evictionPolicyName: String?
 

@@ -12,7 +12,7 @@ import Stash
 /// A downloaded body file kept open while it is moved into the disk cache, so that its bytes
 /// can still be delivered if the cache evicts the entry before anyone reads it.
 ///
-/// An admission policy (the default ``Stash/EvictionPolicy/tinyLFU``) may refuse a newcomer
+/// An admission policy (the default ``Stash/EvictionPolicy/adaptive``) may refuse a newcomer
 /// at the very next store: the body the caller waited for must reach it all the same, without
 /// a second download. The open descriptor keeps the file's bytes alive after the cache has
 /// renamed or unlinked the path.

@@ -67,7 +67,10 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
 
     @Test func policiesAreNamedAndParsed() {
         #expect(
-            EvictionPolicy.all.map(\.description) == ["lru", "fifo", "sieve", "s3-fifo", "tinylfu", "tinylfu-bytes"])
+            EvictionPolicy.all.map(\.description) == [
+                "lru", "fifo", "sieve", "s3-fifo", "tinylfu", "adaptive", "tinylfu-bytes",
+            ])
+        #expect(EvictionPolicy(name: "Adaptive") == .adaptive)
         #expect(EvictionPolicy(name: "S3-FIFO") == .s3fifo)
         #expect(EvictionPolicy(name: "TinyLFU-bytes") == .tinyLFU(objective: .byteMissRatio))
         #expect(EvictionPolicy.tinyLFU(objective: .objectMissRatio) == .tinyLFU)
@@ -75,8 +78,9 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
         #expect(EvictionPolicy(name: "arc") == nil)
     }
 
-    @Test func theDefaultPolicyIsTinyLFUMinimisingMisses() {
-        #expect(DiskCache.Configuration().evictionPolicy == .tinyLFU)
+    @Test func theDefaultPolicyIsAdaptiveMinimisingMisses() {
+        #expect(DiskCache.Configuration().evictionPolicy == .adaptive)
+        #expect(EvictionPolicy.adaptive.objective == .objectMissRatio)
         #expect(EvictionPolicy.tinyLFU.objective == .objectMissRatio)
     }
 

@@ -32,6 +32,7 @@ import Testing
         case .firstInFirstOut: ReferenceFIFO(capacity: capacity)
         case .sieve: ReferenceSIEVE(capacity: capacity)
         case .s3fifo: ReferenceS3FIFO(capacity: capacity)
+        case .adaptive: ReferenceTinyLFU(capacity: capacity, adapts: true)
         default: ReferenceTinyLFU(capacity: capacity)  // both objectives: with size 1 they agree
         }
     }

@@ -158,23 +158,32 @@ struct ReferenceS3FIFO: ReferencePolicy {
 ///
 /// Unlike the other references it inserts first and then evicts, sparing the new key, because
 /// that is the documented order: a write always lands in the window.
+///
+/// With `adapts` set it is the adaptive policy as documented: the sketch ages four times as
+/// often, and a `WindowClimber` fed every hit and miss widens the window to its share.
 struct ReferenceTinyLFU: ReferencePolicy {
     let capacity: Int
+    var adapts = false
     var window: [String] = []
     var main: [String] = []
     var frequency: [String: Int] = [:]
     var sketch = FrequencySketch()
 
-    var windowShare: Int { max(Int(Double(capacity) * 0.01), min(32, Int(Double(capacity) * 0.1))) }
+    var windowShare: Int {
+        let fixed = max(Int(Double(capacity) * 0.01), min(32, Int(Double(capacity) * 0.1)))
+        return adapts ? max(fixed, Int(Double(capacity) * sketch.climber.windowShare)) : fixed
+    }
 
     mutating func request(_ key: String) -> Bool {
         let fingerprint = DiskCache.fingerprint(Array(key.utf8))
         sketch.add(fingerprint)
         if let hits = frequency[key] {
             frequency[key] = min(hits + 1, 3)
+            if adapts { sketch.climber.recordHits(1) }
             return true
         }
-        sketch.ageIfDue()
+        sketch.ageIfDue(samplesPerWord: adapts ? 2 : FrequencySketch.samplesPerWord)
+        if adapts { sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize) }
         window.append(key)
         frequency[key] = 0
         let count = window.count + main.count

@@ -1,0 +1,103 @@
+/// The hill climber of the ``EvictionPolicy/adaptive`` policy: it sizes the admission window
+/// from the hit rate it samples, in the manner of Caffeine's adaptive W-TinyLFU.
+///
+/// Requests are counted in samples of `sampleSize` requests; the first sample only sets a
+/// baseline. At the end of each later sample the window's share of the cache moves by `step`:
+/// in the same direction as the last move if the hit rate rose by more than two standard
+/// deviations of sampling noise, the other way if it fell by as much, and otherwise a quarter
+/// step towards the smaller window (a full step up from the floor, to probe). The step decays
+/// by 2 % per sample, so the share settles, and jumps back to its full size when the hit rate
+/// changes by 5 points or more (the workload changed). A recency-heavy workload, whose entries
+/// are read while they are new, grows the window towards a FIFO of the whole cache; a
+/// frequency-heavy one keeps it near the 1 % where the frequency filter guards almost
+/// everything. It starts moving down, so that the rising hit rate of a cache that is still
+/// filling does not push the window open.
+///
+/// Counting is commutative within a sample, and the climber moves only at a write (a miss),
+/// so DiskCache, which applies batched hits before each write, takes the same steps as a
+/// replay. It is persisted with the frequency sketch, so a reopened cache keeps its share.
+package struct WindowClimber: Hashable, Sendable {
+    /// The smallest share of the cache the window holds.
+    package static let minimumShare = 0.01
+    /// The largest share of the cache the window holds.
+    package static let maximumShare = 0.99
+    /// The first step, and the step after a restart: 1/16 of the cache.
+    package static let fullStep = 0.0625
+    /// What is left of a step after each sample.
+    package static let stepDecay = 0.98
+    /// A change of the hit rate by this much restarts the climb with a full step.
+    package static let restartThreshold = 0.05
+    /// How many standard deviations of sampling noise a change of the hit rate must exceed to
+    /// count as evidence.
+    package static let significance = 2.0
+    /// The share of a step taken towards the smaller window when there is no evidence.
+    package static let lean = 0.25
+
+    /// The window's share of the cache's bytes (and entries).
+    package private(set) var windowShare: Double
+    /// The size of the next move of `windowShare`; its sign is the direction of the last move.
+    package private(set) var step: Double
+    /// The hit rate of the last complete sample, or -1 before the first one: the first sample
+    /// only sets the baseline.
+    package private(set) var previousHitRate: Double
+    /// Hits in the current sample.
+    package private(set) var sampleHits: Int
+    /// Requests (hits and misses) in the current sample.
+    package private(set) var sampleRequests: Int
+
+    /// A climber at the smallest window, before its baseline sample.
+    package init() {
+        self.init(
+            windowShare: Self.minimumShare, step: -Self.fullStep, previousHitRate: -1, sampleHits: 0,
+            sampleRequests: 0)
+    }
+
+    /// A climber restored from its persisted fields; out-of-range values are clamped.
+    package init(windowShare: Double, step: Double, previousHitRate: Double, sampleHits: Int, sampleRequests: Int) {
+        let finite = { (value: Double, fallback: Double) in value.isFinite ? value : fallback }
+        self.windowShare = min(Self.maximumShare, max(Self.minimumShare, finite(windowShare, Self.minimumShare)))
+        self.step = min(Self.fullStep, max(-Self.fullStep, finite(step, Self.fullStep)))
+        self.previousHitRate = min(1, max(-1, finite(previousHitRate, -1)))
+        self.sampleRequests = max(0, sampleRequests)
+        self.sampleHits = min(self.sampleRequests, max(0, sampleHits))
+    }
+
+    /// Counts `count` hits (each one a request).
+    package mutating func recordHits(_ count: Int) {
+        sampleHits += count
+        sampleRequests += count
+    }
+
+    /// Counts one miss, then moves the window if a sample of `sampleSize` requests is complete.
+    package mutating func recordMiss(sampleSize: Int) {
+        sampleRequests += 1
+        guard sampleRequests >= max(1, sampleSize) else { return }
+        let hitRate = Double(sampleHits) / Double(sampleRequests)
+        defer {
+            previousHitRate = hitRate
+            sampleHits = 0
+            sampleRequests = 0
+        }
+        guard previousHitRate >= 0 else { return }
+        let change = hitRate - previousHitRate
+        // Two standard deviations of the difference of two samples' hit rates: a smaller
+        // change is noise, not evidence.
+        let mean = (hitRate + previousHitRate) / 2
+        let noise = Self.significance * (max(mean * (1 - mean), 1e-4) * 2 / Double(sampleRequests)).squareRoot()
+        let move: Double
+        if change > noise {
+            move = step  // the last move helped: again
+        } else if change < -noise {
+            move = -step  // it hurt: back
+        } else {
+            // No evidence either way: lean to the smaller window (the frequency filter guards
+            // more), but probe upwards from the floor, so a recency-heavy workload is found.
+            // The lean is a quarter step, so that it drifts where the hit rate is flat and is
+            // undone by the first significant loss.
+            move = windowShare <= Self.minimumShare ? abs(step) : -abs(step) * Self.lean
+        }
+        windowShare = min(Self.maximumShare, max(Self.minimumShare, windowShare + move))
+        let direction = move >= 0 ? 1.0 : -1.0
+        step = direction * (abs(change) >= Self.restartThreshold ? Self.fullStep : abs(step) * Self.stepDecay)
+    }
+}

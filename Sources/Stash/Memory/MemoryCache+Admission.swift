@@ -1,0 +1,114 @@
+extension MemoryCache {
+    /// The adaptive policy's memory of recent requests: a frequency sketch of key hash values and
+    /// the hill climber that sizes the window, as ``EvictionPolicy/adaptive`` keeps them on disk
+    /// (here they live as long as the cache object).
+    ///
+    /// Its operations are not inlinable (they use the disk policy's package-level types), so
+    /// a hit under this policy costs one call more than under the others.
+    @usableFromInline
+    struct Admission {
+        var sketch = FrequencySketch()
+
+        @usableFromInline
+        init() {}
+
+        /// The window's share of the cache: 0.01 to 0.99.
+        @usableFromInline
+        var windowShare: Double { sketch.climber.windowShare }
+
+        /// Counts a hit on `fingerprint`.
+        @usableFromInline
+        mutating func recordHit(_ fingerprint: Int) {
+            sketch.add(Int64(fingerprint))
+            sketch.climber.recordHits(1)
+        }
+
+        /// Counts a miss (an insertion) of `fingerprint` in a cache of `entries` entries; ages the
+        /// sketch and moves the window when due, as the disk policy does at a write.
+        @usableFromInline
+        mutating func recordMiss(_ fingerprint: Int, entries: Int) {
+            sketch.ensureCapacity(forEntries: entries + 1)
+            sketch.add(Int64(fingerprint))
+            sketch.ageIfDue(samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord)
+            sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize)
+        }
+
+        /// Whether the window's oldest entry (`candidate`) was requested more often lately than
+        /// the main queue's victim; ties keep the victim.
+        @usableFromInline
+        func admits(_ candidate: Int, over victim: Int) -> Bool {
+            sketch.estimate(Int64(candidate)) > sketch.estimate(Int64(victim))
+        }
+    }
+}
+
+extension MemoryCache.State {
+    /// The adaptive policy's next victim.
+    ///
+    /// While the window (the small queue) holds more than its share, its oldest entry moves to
+    /// the main queue if that has room, and otherwise competes with the main queue's CLOCK
+    /// victim: the one requested less often lately is evicted. With the window within its
+    /// share, the main queue evicts its CLOCK victim.
+    ///
+    /// O(1) amortized, as S3-FIFO: each pass-over in the main queue spends a read recorded by
+    /// an earlier hit, and each move empties a place in the window.
+    @inlinable
+    mutating func nextAdaptiveVictim(toCost cost: Int, count: Int) -> Int? {
+        let none = MemoryCache.Storage.none
+        let share = storage.admission.windowShare
+        let windowCost = max(1, Int((Double(cost) * share).rounded(.up)))
+        let isCounted = count < Int.max / 2
+        let windowCount = isCounted ? max(1, Int((Double(count) * share).rounded(.up))) : Int.max
+        while true {
+            let small = storage.small
+            // An entry being stored is filled but not linked yet (eviction makes room first);
+            // it is about to join the window, so it counts there.
+            let pending = storage.count - small.count - storage.main.count
+            let isOverShare = small.cost > windowCost || small.count + pending > windowCount
+            guard small.tail != none && (isOverShare || storage.main.tail == none) else {
+                return nextClockVictim() ?? (small.tail == none ? nil : small.tail)
+            }
+            let candidate = small.tail
+            let main = storage.main
+            if main.cost + storage.nodes[candidate].cost <= cost - windowCost
+                && (!isCounted || main.count + 1 <= count - windowCount)
+            {
+                storage.nodes[candidate].frequency = 0
+                storage.moveToHeadOfMain(candidate)
+                continue
+            }
+            guard let victim = nextClockVictim() else { return candidate }
+            let candidateKey = storage.key(at: candidate).hashValue
+            guard storage.admission.admits(candidateKey, over: storage.key(at: victim).hashValue) else {
+                return candidate
+            }
+            storage.nodes[candidate].frequency = 0
+            storage.moveToHeadOfMain(candidate)
+            return victim
+        }
+    }
+
+    /// The main queue's CLOCK victim, or `nil` when the queue is empty.
+    ///
+    /// From the tail, entries that were read go back to the head with one read fewer; the first
+    /// unread one is the victim.
+    @inlinable
+    mutating func nextClockVictim() -> Int? {
+        let none = MemoryCache.Storage.none
+        while storage.main.tail != none {
+            let slot = storage.main.tail
+            let frequency = storage.nodes[slot].frequency
+            guard frequency > 0 else { return slot }
+            storage.nodes[slot].frequency = frequency - 1
+            storage.moveToFront(slot)
+        }
+        return nil
+    }
+}
+
+extension MemoryCache {
+    /// The adaptive policy's window share (0.01 before any insertion, and under other policies).
+    ///
+    /// For tests.
+    var adaptiveWindowShare: Double { state.withLock { $0.storage.admission.windowShare } }
+}

@@ -1,0 +1,83 @@
+import Testing
+
+@testable import Stash
+
+/// ``MemoryEvictionPolicy/adaptive``: the disk's adaptive TinyLFU in the memory tier.
+@Suite struct MemoryAdaptivePolicyTests {
+    @Test func isNamedLikeTheDiskPolicy() {
+        #expect(MemoryEvictionPolicy.adaptive.description == EvictionPolicy.adaptive.description)
+    }
+
+    /// A scan shorter than the climber's first sample (256 requests), so the window stays at 1 %:
+    /// once the climber widens the window, the main queue shrinks and gives up entries
+    /// without a contest, as in Caffeine.
+    @Test func keepsTheHotSetThroughAOnePassScanAtTheSmallestWindow() {
+        let cache = MemoryCache<String, Int>(costLimit: 1_000, countLimit: 100, policy: .adaptive)
+        let hot = (0..<20).map { "hot-\($0)" }
+        for key in hot { cache[key] = 0 }
+        for _ in 0..<2 { for key in hot { _ = cache[key] } }
+        for index in 0..<150 where cache["cold-\(index)"] == nil { cache["cold-\(index)"] = index }
+
+        #expect(hot.filter { cache.containsValue(forKey: $0) }.count == hot.count)
+        #expect(cache.totalCount == 100)
+        #expect(cache.storageInvariantViolation == nil)
+    }
+
+    /// A feed read newest first, then one-hit keys: a post is read again only after more than
+    /// a small window's worth of newcomers (as in `AdaptivePolicyTests`).
+    @Test func theWindowGrowsOnARecencyWorkloadAndMissesLessThanLRU() {
+        var random = SplitMix64(seed: 5)
+        let adaptive = MemoryCache<String, Int>(costLimit: .max, countLimit: 1_000, policy: .adaptive)
+        let lru = MemoryCache<String, Int>(costLimit: .max, countLimit: 1_000, policy: .leastRecentlyUsed)
+        var misses = (adaptive: 0, lru: 0)
+        var largestShare = 0.0
+        for round in 0..<80 {
+            let newest = 10 * round + 9
+            let depth = Int.random(in: 100...400, using: &random)
+            let keys =
+                (0..<min(depth, newest + 1)).map { "post-\(newest - $0)" } + (0..<600).map { "scan-\(round)-\($0)" }
+            for key in keys {
+                if adaptive[key] == nil {
+                    misses.adaptive += 1
+                    adaptive[key] = round
+                }
+                if lru[key] == nil {
+                    misses.lru += 1
+                    lru[key] = round
+                }
+            }
+            largestShare = max(largestShare, adaptive.adaptiveWindowShare)
+        }
+        #expect(largestShare >= 0.15, "largest window share \(largestShare)")
+        #expect(misses.adaptive < misses.lru, "misses \(misses)")
+        #expect(adaptive.storageInvariantViolation == nil)
+    }
+
+    @Test func limitsAndInvariantsHoldAfterEveryOperation() throws {
+        var random = SplitMix64(seed: 11)
+        let clock = ManualClock()
+        let cache = MemoryCache<Int, Int>(
+            costLimit: 60, countLimit: 12, entryCostLimitRatio: 0.3, policy: .adaptive, clock: clock.now)
+        for step in 0..<5_000 {
+            let key = Int.random(in: 0..<40, using: &random)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<40: _ = cache[key]
+            case 40..<80:
+                let timeToLive: Duration? =
+                    Bool.random(using: &random) ? nil : .seconds(Int.random(in: 1...3, using: &random))
+                cache.setValue(step, forKey: key, cost: Int.random(in: 0...20, using: &random), timeToLive: timeToLive)
+            case 80..<88: cache.removeValue(forKey: key)
+            case 88..<92: clock.advance(by: .seconds(1))
+            case 92..<94: cache.costLimit = Int.random(in: 10...80, using: &random)
+            case 94..<96: cache.countLimit = Int.random(in: 1...16, using: &random)
+            case 96..<98: cache.trim(toCost: Int.random(in: 0...40, using: &random))
+            default: cache.handleMemoryPressure(.warning)
+            }
+            let context: Comment = "step \(step)"
+            try #require(cache.totalCost <= cache.costLimit, context)
+            try #require(cache.totalCount <= cache.countLimit, context)
+            try #require(cache.storageInvariantViolation == nil, context)
+        }
+        #expect(cache.statistics.evictions > 0)
+    }
+}
