@@ -53,6 +53,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CacheOptions
 
+    @OptionGroup var transportOptions: TransportOptions
+
     /// One URL's outcome, in `--json` output.
     struct Result: Encodable {
         var url: String
@@ -93,7 +95,8 @@ struct FetchCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withSession { session in
             let loader = ResourceLoader(
-                cache: session.cache, configuration: ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy))
+                cache: session.cache, transport: transportOptions.transport.make(),
+                configuration: ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy))
             var results: [Result] = []
             var failure: CLIError?
             for text in urls {
