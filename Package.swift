@@ -116,6 +116,14 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        .testTarget(
+            name: "StashMetricsTests",
+            dependencies: [
+                "StashMetrics", "StashHTTP", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
