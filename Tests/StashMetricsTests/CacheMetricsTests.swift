@@ -95,7 +95,8 @@ import Testing
             try await withTemporaryDirectory { directory in
                 let cache = try DiskCache(directory: directory, sizeLimit: .megabytes(10))
                 let loader = ResourceLoader(
-                    cache: cache, configuration: .init(retryPolicy: .none), logger: Logger(label: "stash.metrics.tests"))
+                    cache: cache, configuration: .init(retryPolicy: .none), logger: Logger(label: "stash.metrics.tests")
+                )
                 let metrics = TestMetrics()
                 let reporter = CacheMetrics(name: "photos", loader: loader, factory: metrics)
                 let url = server.url("/photo/50000")
