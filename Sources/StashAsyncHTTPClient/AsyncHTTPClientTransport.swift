@@ -9,7 +9,7 @@ import StashHTTP
     import FoundationNetworking
 #endif
 
-/// An ``StashHTTP/HTTPTransport`` over async-http-client (SwiftNIO), for servers and command-line
+/// An `HTTPTransport` over async-http-client (SwiftNIO), for servers and command-line
 /// tools on Linux.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ import StashHTTP
 /// applies back-pressure, so a large body is never held in memory, however slow the disk.
 ///
 /// The transport keeps the contract the loader relies on, the same as
-/// ``StashHTTP/URLSessionTransport``'s:
+/// `URLSessionTransport`'s:
 /// * **Cancellation**: cancelling the calling task cancels the request and throws
 ///   `CancellationError`.
 /// * **Timeouts**: the request's `timeoutInterval` is an idle timeout, as with `URLSession`: the
@@ -32,7 +32,7 @@ import StashHTTP
 /// * **Errors** are `URLError`s with the codes `URLSession` uses for the same failure (a refused
 ///   connection is `.cannotConnectToHost`, a connection closed mid-body `.networkConnectionLost`),
 ///   the async-http-client or NIO error as `NSUnderlyingErrorKey`, so that the loader's
-///   ``StashHTTP/ResourceLoader/RetryPolicy`` retries the same failures whichever transport runs.
+///   `ResourceLoader/RetryPolicy` retries the same failures whichever transport runs.
 /// * **Content codings**: `gzip` and `deflate` bodies are decoded (the request says it accepts
 ///   them unless it sets its own `Accept-Encoding`).
 ///
@@ -53,8 +53,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         public var connectTimeout: Duration
         /// The most connections kept open to one host.
         ///
-        /// Defaults to 8. A ``StashHTTP/ResourceLoader`` opens at most its
-        /// ``StashHTTP/ResourceLoader/Configuration/maximumConcurrentTransfers``.
+        /// Defaults to 8. A `ResourceLoader` opens at most its
+        /// `ResourceLoader/Configuration/maximumConcurrentTransfers`.
         public var maximumConnectionsPerHost: Int
         /// How long an unused connection stays in the pool.
         ///

@@ -79,7 +79,7 @@ public final class CacheMetrics: Sendable {
         var handles: [Key: Handle] = [:]
     }
 
-    /// Reports the memory and disk tiers of a ``Stash/Cache``.
+    /// Reports the memory and disk tiers of a `Cache`.
     ///
     /// - Parameters:
     ///   - name: The value of the `cache` dimension.
@@ -93,7 +93,7 @@ public final class CacheMetrics: Sendable {
         }
     }
 
-    /// Reports a ``Stash/DiskCache``.
+    /// Reports a `DiskCache`.
     ///
     /// - Parameters:
     ///   - name: The value of the `cache` dimension.
@@ -103,7 +103,7 @@ public final class CacheMetrics: Sendable {
         self.init(name: name, factory: factory) { Self.readings(of: disk) }
     }
 
-    /// Reports a ``StashHTTP/ResourceLoader``: its memory tier of bodies, its disk cache, and its
+    /// Reports a `ResourceLoader`: its memory tier of bodies, its disk cache, and its
     /// network counters.
     ///
     /// - Parameters:

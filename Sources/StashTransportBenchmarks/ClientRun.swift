@@ -9,7 +9,7 @@ import StashHTTP
     import Darwin
 #endif
 
-/// One measured run, in a process of its own: every download through a ``ResourceLoader`` with
+/// One measured run, in a process of its own: every download through a `ResourceLoader` with
 /// one transport into a fresh cache, timed, with the process's peak resident memory.
 struct ClientRun {
     enum Transport: String, CaseIterable {
