@@ -8,12 +8,20 @@ let package = Package(
         .library(name: "Stash", targets: ["Stash"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
         .executable(name: "stash", targets: ["StashCLI"]),
+        .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
+        .library(name: "StashMetrics", targets: ["StashMetrics"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // A real HTTP server on 127.0.0.1: the origin of `stash demo`, and the tests' server.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // NIO-based HTTP for servers: only StashAsyncHTTPClient (and the CLI) link it, never Stash.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // `swift package generate-documentation`; adds no code to any product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -35,6 +43,7 @@ let package = Package(
             name: "StashCLI",
             dependencies: [
                 "Stash", "StashHTTP",
+                "StashAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
             ],
@@ -68,6 +77,51 @@ let package = Package(
         .testTarget(
             name: "StashCLITests",
             dependencies: ["StashCLI", .product(name: "FlyingFox", package: "FlyingFox")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "StashAsyncHTTPClient",
+            dependencies: [
+                "Stash", "StashHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "StashMetrics",
+            dependencies: [
+                "Stash", "StashHTTP",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        // 300 downloads from a loopback origin with each transport; apart from StashBenchmarks so that
+        // the disk benchmarks do not build async-http-client.
+        .executableTarget(
+            name: "StashTransportBenchmarks",
+            dependencies: [
+                "Stash", "StashHTTP", "StashAsyncHTTPClient", .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
+        // The transport contract, run against URLSessionTransport and AsyncHTTPClientTransport. Its
+        // Support folder is a link to StashHTTPTests' (the FlyingFox test server and fixtures).
+        .testTarget(
+            name: "StashTransportTests",
+            dependencies: [
+                "StashHTTP", "StashAsyncHTTPClient", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "StashMetricsTests",
+            dependencies: [
+                "StashMetrics", "StashHTTP", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],

@@ -71,6 +71,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CacheOptions
 
+    @OptionGroup var transportOptions: TransportOptions
+
     /// One URL's outcome, in `--json` output.
     struct Result: Encodable {
         var url: String
@@ -118,7 +120,8 @@ struct FetchCommand: AsyncParsableCommand {
         try await options.withSession { session in
             var configuration = ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy)
             configuration.maximumStaleness = noStale ? nil : .seconds(maxStale)
-            let loader = ResourceLoader(cache: session.cache, configuration: configuration)
+            let loader = ResourceLoader(
+                cache: session.cache, transport: transportOptions.transport.make(), configuration: configuration)
             var results: [Result] = []
             var failure: CLIError?
             for text in urls {
