@@ -226,7 +226,13 @@ import Testing
                 server.heal("/files/video-300000")
                 let resumed = try await stash("fetch", url, in: dir)
                 #expect(resumed.status == 0)
-                #expect(server.served.ranges.last == "bytes=120000-")
+                // The resume starts where the kept partial ends: at most the 120 000 bytes the origin sent
+                // (a transport may lose the last bytes still unread in the socket when the connection
+                // is reset), and never at zero.
+                let range = try #require(server.served.ranges.last)
+                let start = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+                #expect(range.hasPrefix("bytes=") && range.hasSuffix("-"))
+                #expect(start > 0 && start <= 120_000)
                 let body = try await stash("get", url, in: dir)
                 #expect(body.output == OriginServer.body("/files/video-300000"))
             }
