@@ -8,12 +8,15 @@ let package = Package(
         .library(name: "Stash", targets: ["Stash"]),
         .library(name: "StashHTTP", targets: ["StashHTTP"]),
         .executable(name: "stash", targets: ["StashCLI"]),
+        .library(name: "StashPostgres", targets: ["StashPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // A real HTTP server on 127.0.0.1: the origin of `stash demo`, and the tests' server.
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // The shared tier on PostgreSQL (StashPostgres only; the core Stash product stays free of NIO).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -34,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "StashCLI",
             dependencies: [
-                "Stash", "StashHTTP",
+                "Stash", "StashHTTP", "StashPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
             ],
@@ -69,6 +72,34 @@ let package = Package(
             name: "StashCLITests",
             dependencies: ["StashCLI", .product(name: "FlyingFox", package: "FlyingFox")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "StashPostgres",
+            dependencies: [
+                "Stash", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "StashPostgresTests",
+            dependencies: [
+                "StashPostgres", "StashHTTP", "StashPostgresTestWorker",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "StashPostgresTestWorker",
+            dependencies: ["StashPostgres"],
+            path: "Tests/StashPostgresTestWorker"
+        ),
+        .executableTarget(
+            name: "StashSharedBenchmarks",
+            dependencies: [
+                "StashPostgres", "StashHTTP", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

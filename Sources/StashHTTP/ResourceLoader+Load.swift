@@ -68,7 +68,11 @@ extension ResourceLoader {
             }
             if let response = try await deliver(result, key: key, url: url, delivery: delivery) {
                 counters.withLock { stats in
-                    if result.source == .disk { stats.diskHits += 1 } else { stats.networkLoads += 1 }
+                    if result.source == .disk {
+                        stats.diskHits += 1
+                    } else if result.source != .shared {
+                        stats.networkLoads += 1
+                    }
                 }
                 return Loaded(response: response, version: result.version, isStored: result.unstoredReason == nil)
             }

@@ -219,6 +219,7 @@ extension ResourceLoader {
         case .disk: "from the disk cache"
         case .network: "from the network"
         case .revalidated: "from the disk cache, revalidated"
+        case .shared: "from the shared tier"
         }
     }
 }

@@ -56,6 +56,7 @@ public final class ResourceLoader: Sendable {
     let downloadsDirectory: String
     let versions = KeyVersions()
     let valueTiers = ValueTiers()
+    let sharedTier = SharedTierState()
     /// The decoded values being kept in memory right now, by key, version and tier (see
     /// `keep(_:from:in:)`).
     let valuesBeingKept = LockedValue<Set<KeptValue>>([])

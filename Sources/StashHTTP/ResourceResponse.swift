@@ -13,6 +13,9 @@ public struct ResourceResponse: Sendable {
         case network
         /// The disk cache, after the server confirmed it with `304 Not Modified`.
         case revalidated
+        /// The loader's shared tier (``ResourceLoader/Configuration/sharedTier``), without a
+        /// request to the origin; the body is now in the disk cache too.
+        case shared
     }
 
     /// The body, as asked for.

@@ -52,6 +52,7 @@ struct FetchCommand: AsyncParsableCommand {
     var output: String?
 
     @OptionGroup var options: CacheOptions
+    @OptionGroup var shared: SharedTierOption
 
     /// One URL's outcome, in `--json` output.
     struct Result: Encodable {
@@ -91,9 +92,12 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let sharedTier = try await shared.connect()
+        defer { sharedTier?.shutdown() }
         try await options.withSession { session in
-            let loader = ResourceLoader(
-                cache: session.cache, configuration: ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy))
+            var configuration = ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy)
+            SharedTierOption.apply(sharedTier, to: &configuration)
+            let loader = ResourceLoader(cache: session.cache, configuration: configuration)
             var results: [Result] = []
             var failure: CLIError?
             for text in urls {
@@ -170,6 +174,9 @@ struct FetchCommand: AsyncParsableCommand {
                 $0.bytesServed += size
             }
             return "revalidated"
+        case .shared:
+            session.record { $0.bytesServed += size }
+            return "shared-hit"
         case .network:
             session.record {
                 $0.downloads += 1

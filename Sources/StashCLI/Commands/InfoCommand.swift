@@ -14,6 +14,7 @@ struct InfoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: CacheOptions
+    @OptionGroup var shared: SharedTierOption
 
     /// What `--json` prints.
     struct Report: Encodable {
@@ -31,6 +32,7 @@ struct InfoCommand: AsyncParsableCommand {
         var diskUsage: Int
         var statistics: ToolStatistics
         var hitRatio: Double?
+        var shared: SharedTierOption.Info?
     }
 
     func run() async throws {
@@ -54,6 +56,9 @@ struct InfoCommand: AsyncParsableCommand {
         // Read after the session closed, so that a limit given on this command line is included.
         completed.statistics = try ToolState.load(from: options.directory).statistics
         completed.hitRatio = completed.statistics.hitRatio
+        let sharedTier = try await shared.connect()
+        completed.shared = await SharedTierOption.info(sharedTier)
+        sharedTier?.shutdown()
         if options.json {
             try Output.printJSON(completed)
         } else {
@@ -103,6 +108,6 @@ struct InfoCommand: AsyncParsableCommand {
             ["", "served from the cache: \(Output.size(stats.bytesServed)); evictions: \(stats.evictions)"],
             ["hit ratio", ratio],
         ]
-        return Output.table(rows)
+        return Output.table(rows) + SharedTierOption.lines(report.shared)
     }
 }
