@@ -78,21 +78,67 @@ extension PostgresSharedTier {
 }
 
 /// Runs `body`, or throws a ``Stash/StashError`` with code ``Stash/StashError/Code/transport`` if
-/// it takes longer than `timeout`; `body` is then cancelled.
+/// it takes longer than `timeout`.
+///
+/// Returns at the deadline even when `body` does not react to cancellation at once (a connection
+/// attempt in the pool, say): `body` is cancelled and left to end in the background, so a slow
+/// database never holds a caller longer than the timeout.
 func withTimeout<Result: Sendable>(
     _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
+    let race = Race<Result>()
+    let work = Task {
+        do {
+            race.finish(.success(try await body()))
+        } catch {
+            race.finish(.failure(error))
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw StashError(.transport, "A PostgreSQL operation took longer than \(timeout).")
+    }
+    let timer = Task {
+        try await Task.sleep(for: timeout)
+        race.finish(.failure(StashError(.transport, "A PostgreSQL operation took longer than \(timeout).")))
+    }
+    defer {
+        work.cancel()
+        timer.cancel()
+    }
+    return try await withTaskCancellationHandler {
+        try await race.value()
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// The first of several outcomes, handed to one waiter.
+final class Race<Value: Sendable>: Sendable {
+    private struct State {
+        var outcome: Swift.Result<Value, any Error>?
+        var waiter: CheckedContinuation<Value, any Error>?
+    }
+
+    private let state = LockedValue(State())
+
+    /// Records `outcome` unless one was recorded already.
+    func finish(_ outcome: Swift.Result<Value, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        return result
+        waiter?.resume(with: outcome)
+    }
+
+    /// The first outcome, once there is one.
+    func value() async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let outcome = state.withLock { state -> Swift.Result<Value, any Error>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiter = continuation
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
     }
 }
 

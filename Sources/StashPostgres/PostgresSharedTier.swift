@@ -95,7 +95,8 @@ public final class PostgresSharedTier: SharedTier {
                 tls: target.requiresTLS ? .require(try NIOSSLContext(configuration: tlsConfiguration)) : .disable)
             try await withTimeout(configuration.operationTimeout) {
                 let connection = try await PostgresConnection.connect(
-                    on: PostgresConnection.defaultEventLoopGroup.any(), configuration: direct, id: 0, logger: poolLogger)
+                    on: PostgresConnection.defaultEventLoopGroup.any(), configuration: direct, id: 0, logger: poolLogger
+                )
                 do {
                     try await self.createSchema(on: connection)
                     try await connection.close()

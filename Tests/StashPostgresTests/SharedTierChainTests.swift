@@ -45,7 +45,9 @@ extension PostgresTests {
             #expect(origin.requests == 5)
             let (firstShared, secondShared) = (first.sharedTierStatistics, second.sharedTierStatistics)
             let firstCounts: [Int] = [firstShared.hits, firstShared.misses, firstShared.writes, firstShared.failures]
-            let secondCounts: [Int] = [secondShared.hits, secondShared.misses, secondShared.writes, secondShared.failures]
+            let secondCounts: [Int] = [
+                secondShared.hits, secondShared.misses, secondShared.writes, secondShared.failures,
+            ]
             #expect(firstCounts == [0, 5, 5, 0])
             #expect(secondCounts == [5, 0, 0, 0])
             #expect(second.statistics.networkLoads == 0)
@@ -88,7 +90,7 @@ extension PostgresTests {
             defer { shared.shutdown() }
             _ = try await instance(shared).data(for: origin.url(1))
 
-            try Postgres.control("pause")
+            await Postgres.control("pause")
             let during = try instance(shared)
             for photo in 1...4 {
                 #expect(try await during.data(for: origin.url(photo)) == Origin.body(photo))
@@ -101,7 +103,7 @@ extension PostgresTests {
             #expect(shared.statistics.failures == 1)
             #expect(shared.statistics.refusedWhileOpen == 7)
 
-            try Postgres.control("resume")
+            await Postgres.control("resume")
             var recovered = false
             for _ in 0..<40 where !recovered {
                 clock.advance(by: 31)

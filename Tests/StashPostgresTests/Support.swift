@@ -42,13 +42,21 @@ enum Postgres {
     }
 
     /// Stops (`pause`) or restarts (`resume`) the cluster's server, keeping its data.
-    static func control(_ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: environment["STASH_POSTGRES_SCRIPT"]!)
-        process.arguments = [command, environment["STASH_POSTGRES_DIR"]!]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+    ///
+    /// Runs the script off the cooperative thread pool, with its output discarded: the restarted
+    /// server outlives the script and must not hold the test's output open.
+    static func control(_ command: String) async {
+        let status: Int32 = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                // system(3), not Process: Foundation's Process did not see the script exit once it
+                // had started a server that outlives it.
+                let script = environment["STASH_POSTGRES_SCRIPT"]!
+                let directory = environment["STASH_POSTGRES_DIR"]!
+                continuation.resume(
+                    returning: system("'\(script)' \(command) '\(directory)' >/dev/null 2>&1 </dev/null"))
+            }
+        }
+        #expect(status == 0)
     }
 }
 
