@@ -54,6 +54,13 @@ extension PostgresSharedTier {
     /// A ``Stash/StashError`` for a failure that retrying cannot fix (bad credentials, no such
     /// database, no right to create the table), or `nil` for one that may pass (the server down).
     static func rejection(_ error: any Error, endpoint: Endpoint) -> StashError? {
+        if let error = error as? PSQLError, error.code == .authMechanismRequiresPassword {
+            return StashError(
+                .invalidArgument,
+                "PostgreSQL at \(endpoint.host):\(endpoint.port) requires a password for \(endpoint.username): put it "
+                    + "in the URL (postgres://USER:PASSWORD@…) or, for the stash tool, in $PGPASSWORD.",
+                cause: error)
+        }
         guard let error = error as? PSQLError, error.code == .server,
             let state = error.serverInfo?[.sqlState]
         else { return nil }
