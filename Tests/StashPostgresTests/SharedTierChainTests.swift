@@ -6,13 +6,15 @@ import Testing
 
 extension PostgresTests {
     @Suite struct SharedTierChainTests {
+        let scratch = Scratch()
+
         /// A loader with a disk cache of its own in front of `shared`: one instance of a fleet.
         func instance(
             _ shared: PostgresSharedTier, writeMode: SharedTierWriteMode = .writeThrough, clock: TestClock? = nil
         )
             throws -> ResourceLoader
         {
-            let disk = try DiskCache(directory: temporaryDirectory(), sizeLimit: .megabytes(50))
+            let disk = try DiskCache(directory: scratch.directory(), sizeLimit: .megabytes(50))
             var configuration = ResourceLoader.Configuration()
             configuration.sharedTier = shared
             configuration.sharedTierWriteMode = writeMode
@@ -124,10 +126,10 @@ extension PostgresTests {
             let shared = try await Postgres.tier()
             defer { shared.shutdown() }
             let writer = Cache(
-                disk: try DiskCache(directory: temporaryDirectory()), codec: .string, sharedTier: shared,
+                disk: try DiskCache(directory: scratch.directory()), codec: .string, sharedTier: shared,
                 sharedTierWriteMode: .writeThrough)
             let reader = Cache(
-                disk: try DiskCache(directory: temporaryDirectory()), codec: .string, sharedTier: shared)
+                disk: try DiskCache(directory: scratch.directory()), codec: .string, sharedTier: shared)
             try await writer.store("hello, fleet", forKey: "greeting")
             #expect(try await reader.valueAndTier(forKey: "greeting")! == ("hello, fleet", .shared))
             #expect(try await reader.valueAndTier(forKey: "greeting")! == ("hello, fleet", .memory))

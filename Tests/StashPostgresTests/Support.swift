@@ -83,11 +83,18 @@ func testBytes(_ count: Int, seed: UInt64) -> Data {
     return data
 }
 
-/// A temporary directory, removed by `defer`.
-func temporaryDirectory() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("stash-pg-" + UUID().uuidString)
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+/// Temporary directories for one test, removed when the test's suite instance goes away.
+final class Scratch: Sendable {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("stash-pg-" + UUID().uuidString)
+
+    /// A new directory under ``root``.
+    func directory() -> URL {
+        root.appendingPathComponent(UUID().uuidString)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
+    }
 }
 
 /// A real HTTP origin on 127.0.0.1 that serves `/photo/N` (N × 1000 + 1 bytes, ETag `"vN"`) and
