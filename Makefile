@@ -7,8 +7,9 @@ deps:
 demo: deps
 	swift run stash demo
 
+# The PostgreSQL shared-tier tests need a server: scripts/postgres starts a private one for the run.
 test: deps
-	swift test --no-parallel
+	scripts/postgres run -- swift test --no-parallel
 
 lint:
 	swift format lint --strict --recursive Sources Tests

@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "stash", targets: ["StashCLI"]),
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .library(name: "StashMetrics", targets: ["StashMetrics"]),
+        .library(name: "StashPostgres", targets: ["StashPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The shared tier on PostgreSQL (StashPostgres only; the core Stash product stays free of NIO).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -42,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "StashCLI",
             dependencies: [
-                "Stash", "StashHTTP",
+                "Stash", "StashHTTP", "StashPostgres",
                 "StashAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "FlyingFox", package: "FlyingFox"),
@@ -123,6 +126,34 @@ let package = Package(
                 .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "StashPostgres",
+            dependencies: [
+                "Stash", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "StashPostgresTests",
+            dependencies: [
+                "StashPostgres", "StashHTTP", "StashPostgresTestWorker",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "StashPostgresTestWorker",
+            dependencies: ["StashPostgres"],
+            path: "Tests/StashPostgresTestWorker"
+        ),
+        .executableTarget(
+            name: "StashSharedBenchmarks",
+            dependencies: [
+                "StashPostgres", "StashHTTP", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -68,6 +68,15 @@ extension ResourceLoader {
         /// Never for `no-cache`, `no-store` or `must-revalidate` responses. Defaults to `nil`:
         /// only responses that ask for it.
         public var staleWhileRevalidate: Duration? = nil
+        /// A tier shared by a fleet, such as PostgreSQL with `StashPostgres`.
+        ///
+        /// Asked after the disk cache misses and before the origin; bodies from the origin are
+        /// written to it. Its failures are misses, never errors. Defaults to `nil`: no shared tier.
+        public var sharedTier: (any SharedTier)? = nil
+        /// When bodies from the origin reach ``sharedTier``.
+        ///
+        /// Defaults to ``Stash/SharedTierWriteMode/writeBehind``: in the background, never slowing a load.
+        public var sharedTierWriteMode: SharedTierWriteMode = .writeBehind
         /// A test hook, awaited with the cache key just before a body or decoded value that a
         /// request read is kept in memory: tests let another request write the entry there.
         var willKeepInMemory: (@Sendable (String) async -> Void)?

@@ -76,6 +76,7 @@ extension ResourceLoader {
                     switch result.source {
                     case .disk: stats.diskHits += 1
                     case .stale: stats.staleServes += 1
+                    case .shared: break
                     default: stats.networkLoads += 1
                     }
                 }

@@ -28,8 +28,9 @@ extension ResourceLoader {
         versions.hold(memoryKey)
         defer { versions.release(memoryKey) }
         do {
-            let (result, outcome) = try await performTransfer(
-                transfer, key: key, request: request, url: url, policy: policy)
+            let (result, outcome) = try await withSharedTier(key: key, policy: policy) {
+                try await self.performTransfer(transfer, key: key, request: request, url: url, policy: policy)
+            }
             emit(.finished(key: key, outcome: outcome))
             return result
         } catch  where error is CancellationError || (error as? StashError)?.code == .cancelled {
@@ -215,6 +216,7 @@ extension ResourceLoader {
         invalidateMemory(forKey: key, bytesChanged: false)
         let version = versions.endWrite(memoryKey)
         guard try updated.get() else { throw EntryVanished() }
+        await shareRevalidation(metadata, key: key)
         counters.withLock { $0.notModified += 1 }
         logger.debug("Not modified", metadata: ["key": "\(key)"])
         return (LoadResult(metadata: metadata, source: .revalidated, version: version), .notModified)
@@ -263,6 +265,7 @@ extension ResourceLoader {
         switch outcome {
         case .success(var result):
             result.version = version
+            await shareDownload(result, key: key)
             return (result, .stored)
         case .failure(let error):
             // Tolerated: the body is complete, so the waiting requests still get it (as data).

@@ -221,6 +221,7 @@ extension ResourceLoader {
         case .network: "from the network"
         case .revalidated: "from the disk cache, revalidated"
         case .stale: "from the disk cache, stale"
+        case .shared: "from the shared tier"
         }
     }
 }

@@ -62,6 +62,7 @@ public final class ResourceLoader: Sendable {
     let versions = KeyVersions()
     let backgroundTasks = BackgroundTasks()
     let valueTiers = ValueTiers()
+    let sharedTier = SharedTierState()
     /// The decoded values being kept in memory right now, by key, version and tier (see
     /// `keep(_:from:in:)`).
     let valuesBeingKept = LockedValue<Set<KeptValue>>([])

@@ -17,6 +17,9 @@ public struct ResourceResponse: Sendable {
         /// origin failed (see ``ResourceResponse/originFailure``), or the response's
         /// `stale-while-revalidate` window allowed it while a background request revalidates it.
         case stale
+        /// The loader's shared tier (``ResourceLoader/Configuration/sharedTier``), without a
+        /// request to the origin; the body is now in the disk cache too.
+        case shared
     }
 
     /// The body, as asked for.

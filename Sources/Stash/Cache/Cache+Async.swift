@@ -15,7 +15,7 @@ extension Cache {
         try Self.validate(key: key)
         let memoryKey = CacheKey(key)
         if let value = memoryHit(memoryKey) { return value }
-        return try await readFromDiskOffloaded(key: key, memoryKey: memoryKey)
+        return try await readBelowMemory(key: key, memoryKey: memoryKey)?.value
     }
 
     /// The value stored under `key` and the tier that served it, without blocking the caller's
@@ -30,7 +30,7 @@ extension Cache {
         try Self.validate(key: key)
         let memoryKey = CacheKey(key)
         if let value = memoryHit(memoryKey) { return (value, .memory) }
-        return try await readFromDiskOffloaded(key: key, memoryKey: memoryKey).map { ($0, .disk) }
+        return try await readBelowMemory(key: key, memoryKey: memoryKey)
     }
 
     /// Whether a value is stored under `key` in either tier, without blocking the caller's
@@ -65,6 +65,7 @@ extension Cache {
         try await disk.offload {
             try self.store(value, forKey: key, timeToLive: timeToLive, pinned: pinned, metadata: metadata)
         }
+        await shareStore(value, forKey: key, timeToLive: timeToLive, metadata: metadata)
     }
 
     /// Removes the value under `key` from both tiers, without blocking the caller's executor.
@@ -74,6 +75,7 @@ extension Cache {
     /// - Complexity: As ``removeValue(forKey:)``.
     public func removeValue(forKey key: String) async throws {
         try await disk.offload { try self.removeValue(forKey: key) }
+        await shareRemoval(forKey: key)
     }
 
     /// Removes every value from both tiers, without blocking the caller's executor.

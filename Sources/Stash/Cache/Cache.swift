@@ -62,6 +62,7 @@ public final class Cache<Value: Sendable>: Sendable {
     let onEvent: (@Sendable (CacheEvent) -> Void)?
     @usableFromInline let counters = LockedValue(CacheStatistics())
     let mutations = MutationTracker()
+    let shared = LockedValue<SharedTierLink?>(nil)
 
     /// Creates a cache over existing tiers.
     ///

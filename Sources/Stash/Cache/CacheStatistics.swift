@@ -9,8 +9,12 @@ public struct CacheStatistics: Hashable, Sendable, CustomStringConvertible {
     public var memoryHits: Int
     /// Reads served by the disk tier (then promoted to memory).
     public var diskHits: Int
-    /// Reads that found no value in either tier, including values that could not be decoded.
+    /// Reads served by the shared tier (``Cache/sharedTier``), then kept on disk and in memory.
+    public var sharedHits: Int
+    /// Reads that found no value in any tier, including values that could not be decoded.
     public var misses: Int
+    /// Shared-tier lookups, writes and removals that failed; each lookup counted as a miss.
+    public var sharedFailures: Int
     /// Stored values that the codec could not decode; each was also counted as a miss, and its
     /// entry removed.
     public var decodingFailures: Int
@@ -25,15 +29,17 @@ public struct CacheStatistics: Hashable, Sendable, CustomStringConvertible {
     init() {
         memoryHits = 0
         diskHits = 0
+        sharedHits = 0
         misses = 0
+        sharedFailures = 0
         decodingFailures = 0
         failedRemovals = 0
         memory = MemoryCacheStatistics()
         disk = DiskCache.Statistics()
     }
 
-    /// Reads that returned a value, from either tier.
-    public var hits: Int { memoryHits + diskHits }
+    /// Reads that returned a value, from any tier.
+    public var hits: Int { memoryHits + diskHits + sharedHits }
 
     /// The fraction of reads that returned a value, or `0` before the first read.
     public var hitRatio: Double {

@@ -4,6 +4,8 @@ public enum CacheTier: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case memory
     /// The disk tier: the value was read, decoded, and promoted to memory.
     case disk
+    /// The shared tier (``SharedTier``): the value was decoded and stored in both local tiers.
+    case shared
 
     /// `memory` or `disk`.
     public var description: String { rawValue }

@@ -39,6 +39,14 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .customLong("json"), help: "Print the report as one JSON document at the end instead of text.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Instead: N servers (2 to 8) with their own cache directories behind one PostgreSQL shared tier (--shared, else $STASH_POSTGRES_URL).",
+            valueName: "n"))
+    var fleet: Int?
+
+    @OptionGroup var shared: SharedTierOption
+
     func validate() throws {
         if let limit = try CacheOptions.parseSize(sizeLimitText, option: "--size-limit"), limit < .megabytes(5) {
             throw ValidationError(
@@ -54,6 +62,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let fleet { return try await runFleet(fleet, sharedURL: shared.url, photos: photos, json: json) }
         let sizeLimit = try CacheOptions.parseSize(sizeLimitText, option: "--size-limit") ?? .megabytes(10)
         let directory = try prepareDirectory()
         let isTemporary = directoryPath == nil

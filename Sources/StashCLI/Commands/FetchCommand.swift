@@ -70,6 +70,7 @@ struct FetchCommand: AsyncParsableCommand {
     var noStale = false
 
     @OptionGroup var options: CacheOptions
+    @OptionGroup var shared: SharedTierOption
 
     @OptionGroup var transportOptions: TransportOptions
 
@@ -117,9 +118,12 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let sharedTier = try await shared.connect()
+        defer { sharedTier?.shutdown() }
         try await options.withSession { session in
             var configuration = ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy)
             configuration.maximumStaleness = noStale ? nil : .seconds(maxStale)
+            SharedTierOption.apply(sharedTier, to: &configuration)
             let loader = ResourceLoader(
                 cache: session.cache, transport: transportOptions.transport.make(), configuration: configuration)
             var results: [Result] = []
@@ -220,6 +224,9 @@ struct FetchCommand: AsyncParsableCommand {
                 $0.bytesServed += size
             }
             return "revalidated"
+        case .shared:
+            session.record { $0.bytesServed += size }
+            return "shared-hit"
         case .network:
             session.record {
                 $0.downloads += 1

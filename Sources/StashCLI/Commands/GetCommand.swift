@@ -22,6 +22,7 @@ struct GetCommand: AsyncParsableCommand {
     var output: String?
 
     @OptionGroup var options: CacheOptions
+    @OptionGroup var shared: SharedTierOption
 
     /// What `--json` prints.
     struct Report: Encodable {
@@ -41,16 +42,20 @@ struct GetCommand: AsyncParsableCommand {
         if key.isEmpty {
             throw CLIError.usage("A cache key must not be empty: use a non-empty string such as the URL.")
         }
-        try await options.withSession(inspecting: true) { session in
+        let sharedTier = try await shared.connect()
+        defer { sharedTier?.shutdown() }
+        // With a shared tier, a hit there fills the local cache, which may not exist yet.
+        try await options.withSession(inspecting: sharedTier == nil) { session in
             let cache = session.cache
-            let found: (data: Data, attributes: DiskCache.Attributes)?
+            var found: (data: Data, attributes: DiskCache.Attributes)?
             do {
-                found = try cache.data(forKey: key).flatMap { data in
+                found = try await cache.data(forKey: key).flatMap { data in
                     try cache.attributes(forKey: key).map { (data, $0) }
                 }
             } catch {
                 throw CLIError(error, while: "reading '\(key)'")
             }
+            if found == nil { found = try await SharedTierOption.fill(key, from: sharedTier, into: cache) }
             guard let (data, attributes) = found else {
                 session.record { $0.getMisses += 1 }
                 throw CLIError.miss(

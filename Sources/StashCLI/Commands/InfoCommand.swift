@@ -14,6 +14,7 @@ struct InfoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: CacheOptions
+    @OptionGroup var shared: SharedTierOption
 
     /// What `--json` prints.
     struct Report: Encodable {
@@ -38,6 +39,7 @@ struct InfoCommand: AsyncParsableCommand {
         var effectiveSizeLimit: Int?
         /// The last time the index was rebuilt from the value files.
         var lastIndexRebuild: DiskCache.IndexRebuild?
+        var shared: SharedTierOption.Info?
     }
 
     /// The byte limit the disk can hold: what unpinned entries hold plus what is free, or `nil`
@@ -75,6 +77,9 @@ struct InfoCommand: AsyncParsableCommand {
         // Read after the session closed, so that a limit given on this command line is included.
         completed.statistics = try ToolState.load(from: options.directory).statistics
         completed.hitRatio = completed.statistics.hitRatio
+        let sharedTier = try await shared.connect()
+        completed.shared = await SharedTierOption.info(sharedTier)
+        sharedTier?.shutdown()
         if options.json {
             try Output.printJSON(completed)
         } else {
@@ -142,6 +147,6 @@ struct InfoCommand: AsyncParsableCommand {
                 ],
                 at: rows.firstIndex { $0.first == "on disk" }! + 1)
         }
-        return Output.table(rows)
+        return Output.table(rows) + SharedTierOption.lines(report.shared)
     }
 }

@@ -1,0 +1,195 @@
+import Foundation
+import Logging
+import Stash
+
+extension ResourceLoader {
+    /// Counters of the loader's use of its ``Configuration/sharedTier``.
+    public struct SharedTierStatistics: Sendable, Hashable {
+        /// Requests answered by the shared tier (whose body was then stored in the disk cache),
+        /// without a request to the origin.
+        public var hits = 0
+        /// Lookups in the shared tier that found nothing usable (absent, or stale under
+        /// ``CachePolicy/http``); the origin answered.
+        public var misses = 0
+        /// Bodies from the origin written to the shared tier, and 304 revalidations that
+        /// refreshed its metadata.
+        public var writes = 0
+        /// Lookups, writes and refreshes that failed (the database down, slow, or refusing).
+        ///
+        /// Each lookup was treated as a miss, each write skipped. See the tier's own log.
+        public var failures = 0
+    }
+
+    /// Counters of the loader's use of its shared tier.
+    ///
+    /// - Complexity: O(1).
+    public var sharedTierStatistics: SharedTierStatistics { sharedTier.counters.withLock { $0 } }
+
+    /// Waits until every shared-tier write started so far in the background
+    /// (``Stash/SharedTierWriteMode/writeBehind``) has finished.
+    ///
+    /// Call it before a process exits, or in tests; loads never need it.
+    ///
+    /// - Complexity: O(*w*) for *w* writes in flight.
+    public func waitForSharedTierWrites() async {
+        while let pending = sharedTier.pending.withLock({ $0.values.first }) {
+            await pending.value
+        }
+    }
+
+    /// Runs a transfer behind the shared tier: a shared hit answers it; on a miss, the tier's
+    /// fill lock (if it has one) is taken, the key looked up again, and `transfer` runs while the
+    /// other instances wait; the lock is released once the body has reached the shared tier.
+    func withSharedTier(
+        key: String, policy: CachePolicy, _ transfer: () async throws -> (LoadResult, TransferOutcome)
+    ) async throws -> (LoadResult, TransferOutcome) {
+        guard let shared = configuration.sharedTier, policy != .reload, policy != .cacheOnly else {
+            return try await transfer()
+        }
+        switch await loadFromSharedTier(shared, key: key, policy: policy) {
+        case .hit(let hit): return hit
+        case .failed: return try await transfer()  // the tier is failing: no lock to wait for either
+        case .miss: break
+        }
+        let lock: (any SharedTierFillLock)?
+        do {
+            lock = try await shared.lockForFill(forKey: key)
+        } catch {
+            // Deliberately tolerated: without the lock, this instance fetches like any other.
+            sharedTier.counters.withLock { $0.failures += 1 }
+            lock = nil
+        }
+        if let lock {
+            if case .hit(let hit) = await loadFromSharedTier(shared, key: key, policy: policy, isRecheck: true) {
+                await lock.release()
+                return hit
+            }
+            sharedTier.fillLocks.withLock { $0[key] = lock }
+        }
+        do {
+            let result = try await transfer()
+            await sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }?.release()
+            return result
+        } catch {
+            await sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }?.release()
+            throw error
+        }
+    }
+
+    /// A lookup in the shared tier: a hit is stored in the disk cache and delivered; a miss or a
+    /// failure returns `nil`.
+    private func loadFromSharedTier(
+        _ shared: any SharedTier, key: String, policy: CachePolicy, isRecheck: Bool = false
+    ) async -> SharedLookup {
+        let entry: SharedEntry?
+        do {
+            entry = try await shared.entry(forKey: key)
+        } catch {
+            // Deliberately tolerated: the shared tier is an optimisation; the origin answers.
+            sharedTier.counters.withLock { $0.failures += 1 }
+            logger.debug("Shared tier lookup failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            return .failed
+        }
+        guard let entry, policy != .http || HTTPFreshness.isFresh(entry.metadata, at: configuration.clock()) else {
+            if !isRecheck { sharedTier.counters.withLock { $0.misses += 1 } }
+            return .miss
+        }
+        let memoryKey = CacheKey(key)
+        versions.beginWrite(memoryKey)
+        var timeToLive: Duration?
+        if let expires = entry.expires {
+            timeToLive = .seconds(max(0.001, expires.timeIntervalSince(configuration.clock())))
+        }
+        var unstoredReason: StashError?
+        do {
+            try await cache.store(entry.body, forKey: key, timeToLive: timeToLive, metadata: entry.metadata)
+        } catch {
+            // Tolerated like a download that cannot be stored: the caller still gets the body.
+            unstoredReason = error as? StashError ?? StashError(.io, "Cannot store '\(key)'.", cause: error)
+            counters.withLock { $0.storeFailures += 1 }
+        }
+        invalidateMemory(forKey: key, bytesChanged: true)
+        let version = versions.endWrite(memoryKey)
+        sharedTier.counters.withLock { $0.hits += 1 }
+        logger.debug("Shared tier hit", metadata: ["key": "\(key)"])
+        let result = LoadResult(
+            metadata: entry.metadata, source: .shared, data: entry.body, unstoredReason: unstoredReason,
+            version: version)
+        return .hit((result, unstoredReason == nil ? .stored : .notStored))
+    }
+
+    /// Hands a body just downloaded and stored to the shared tier, in the background or before
+    /// returning (``Configuration/sharedTierWriteMode``).
+    func shareDownload(_ result: LoadResult, key: String) async {
+        guard let shared = configuration.sharedTier else { return }
+        let data = result.data
+        let retained = result.retainedBody
+        let created = configuration.clock()
+        let lock = sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }
+        await writeToSharedTier(key: key, releasing: lock) {
+            guard let body = try data ?? retained?.data() else { return }
+            try await shared.store(SharedEntry(key: key, body: body, metadata: result.metadata, created: created))
+        }
+    }
+
+    /// After a `304 Not Modified`, gives the shared copy the refreshed metadata too, so that the
+    /// rest of the fleet does not revalidate it again.
+    func shareRevalidation(_ metadata: DiskCache.Metadata, key: String) async {
+        guard let shared = configuration.sharedTier else { return }
+        let lock = sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }
+        await writeToSharedTier(key: key, releasing: lock) {
+            _ = try await shared.updateMetadata(metadata, expires: nil, forKey: key)
+        }
+    }
+
+    /// Runs `write` now or in the background, then releases the fill lock the transfer held.
+    private func writeToSharedTier(
+        key: String, releasing lock: (any SharedTierFillLock)?, _ write: @escaping @Sendable () async throws -> Void
+    ) async {
+        let state = sharedTier
+        let logger = logger
+        let operation: @Sendable () async -> Void = {
+            do {
+                try await write()
+                state.counters.withLock { $0.writes += 1 }
+            } catch {
+                // Deliberately tolerated: the body is stored locally and delivered; the fleet
+                // fetches it from the origin once more.
+                state.counters.withLock { $0.failures += 1 }
+                logger.debug("Shared tier write failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            }
+            await lock?.release()
+        }
+        switch configuration.sharedTierWriteMode {
+        case .writeThrough:
+            await operation()
+        case .writeBehind:
+            let id = state.nextID.withLock { id -> Int in
+                id += 1
+                return id
+            }
+            state.pending.withLock { pending in
+                pending[id] = Task {
+                    await operation()
+                    _ = state.pending.withLock { $0.removeValue(forKey: id) }
+                }
+            }
+        }
+    }
+}
+
+/// What a lookup in the shared tier found.
+enum SharedLookup {
+    case hit((LoadResult, ResourceLoader.TransferOutcome))
+    case miss
+    case failed
+}
+
+/// The loader's shared-tier bookkeeping: counters and the background writes in flight.
+final class SharedTierState: Sendable {
+    let counters = LockedValue(ResourceLoader.SharedTierStatistics())
+    let pending = LockedValue<[Int: Task<Void, Never>]>([:])
+    let nextID = LockedValue(0)
+    /// Fill locks held by transfers running now, by key, until their body reaches the shared tier.
+    let fillLocks = LockedValue<[String: any SharedTierFillLock]>([:])
+}

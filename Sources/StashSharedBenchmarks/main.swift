@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import Stash
+import StashHTTP
+import StashPostgres
+
+// The shared tier's benchmarks, in their own executable so that the disk benchmarks stay free of
+// NIO. Needs a PostgreSQL server: run it through the project's script, in release mode:
+//
+//   scripts/postgres run -- swift run -c release StashSharedBenchmarks            # latency, throughput
+//   scripts/postgres run -- swift run -c release StashSharedBenchmarks fleet      # 3 processes, 300 photos
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .warning
+    return handler
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let url = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] else {
+    FileHandle.standardError.write(
+        Data(
+            ("StashSharedBenchmarks needs PostgreSQL: run it as\n"
+                + "  scripts/postgres run -- swift run -c release StashSharedBenchmarks [fleet]\n").utf8))
+    exit(2)
+}
+
+do {
+    switch arguments.first ?? "all" {
+    case "all":
+        try await LatencyBenchmark(url: url).run()
+    case "fleet":
+        let instances = arguments.count > 1 ? Int(arguments[1]) ?? 3 : 3
+        let photos = arguments.count > 2 ? Int(arguments[2]) ?? 300 : 300
+        try await FleetBenchmark(url: url, instances: instances, photos: photos).run()
+    case "fleet-worker":
+        try await FleetBenchmark.worker(Array(arguments.dropFirst()), url: url)
+    default:
+        FileHandle.standardError.write(Data("usage: StashSharedBenchmarks [all | fleet [INSTANCES [PHOTOS]]]\n".utf8))
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("StashSharedBenchmarks: \(error)\n".utf8))
+    exit(1)
+}
