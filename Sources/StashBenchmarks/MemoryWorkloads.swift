@@ -15,7 +15,7 @@ struct MemoryWorkloads {
 
         // The same three workloads under each memory eviction policy; the JSON lines tell them
         // apart by their `policy` field.
-        for policy in MemoryEvictionPolicy.all {
+        for policy in MemoryEvictionPolicy.all + [.adaptive] {
             let memory = MemoryCache<String, Data>(costLimit: 1 << 30, countLimit: entries * 2, policy: policy)
             for k in keys { memory.setValue(value, forKey: k) }
             log("stash memory-get-hit \(policy)")
@@ -54,21 +54,31 @@ struct MemoryWorkloads {
                     policy: policy.description))
         }
 
+        // The two-tier hit under the memory default (LRU) and under adaptive, to price a switch.
+        for policy in [MemoryEvictionPolicy.leastRecentlyUsed, .adaptive] {
+            try withScratchDirectory { dir in
+                let cache = try Cache<Data>(
+                    directory: dir, sizeLimit: .gigabytes(10), memoryEvictionPolicy: policy, codec: .data)
+                for k in keys { try cache.store(value, forKey: k) }
+                log("stash cache-get-memory-hit \(policy)")
+                results.append(
+                    Measurement(
+                        workload: "cache-get-memory-hit", valueSize: 1024, ops: n,
+                        runs: try measure(runs: runs) {
+                            var found = 0
+                            let start = now()
+                            for i in 0..<n where try cache.value(forKey: keys[i % entries]) != nil { found += 1 }
+                            let elapsed = now() - start
+                            precondition(found == n)
+                            return elapsed / UInt64(n)
+                        },
+                        policy: policy.description))
+            }
+        }
+
         try withScratchDirectory { dir in
             let cache = try Cache<Data>(directory: dir, sizeLimit: .gigabytes(10), codec: .data)
             for k in keys { try cache.store(value, forKey: k) }
-            log("stash cache-get-memory-hit")
-            results.append(
-                Measurement(
-                    workload: "cache-get-memory-hit", valueSize: 1024, ops: n,
-                    runs: try measure(runs: runs) {
-                        var found = 0
-                        let start = now()
-                        for i in 0..<n where try cache.value(forKey: keys[i % entries]) != nil { found += 1 }
-                        let elapsed = now() - start
-                        precondition(found == n)
-                        return elapsed / UInt64(n)
-                    }))
             let writes = quick ? 2000 : 20_000
             log("stash cache-set")
             results.append(
