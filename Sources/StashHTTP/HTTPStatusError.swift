@@ -1,6 +1,6 @@
 import Foundation
 
-/// The ``Stash/StashError/cause`` of a ``Stash/StashError`` for a response whose status a
+/// The `StashError.cause` of a `StashError` for a response whose status a
 /// ``ResourceLoader`` does not accept, so that callers can match on the status code.
 ///
 /// ```swift

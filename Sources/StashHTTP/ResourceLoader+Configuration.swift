@@ -19,23 +19,23 @@ extension ResourceLoader {
         /// Defaults to ``CachePolicy/cacheFirst``.
         public var cachePolicy: CachePolicy
         /// The largest response body accepted; a larger one fails with
-        /// ``Stash/StashError/Code/tooLarge`` as soon as its length is known or exceeded.
+        /// `StashError.Code.tooLarge` as soon as its length is known or exceeded.
         ///
         /// Defaults to `nil`: the disk cache's size limit, since a larger body could not be stored.
         public var maximumResponseSize: ByteCount?
         /// The most bytes of response bodies that the loader's memory tier
-        /// (``ResourceLoader/memory``) keeps, so that ``ResourceLoader/data(for:cachePolicy:priority:)``
+        /// (``ResourceLoader/memory``) keeps, so that ``ResourceLoader/data(for:cachePolicy:priority:)-(URL,_,_)``
         /// answers repeated requests without reading the disk.
         ///
         /// A body larger than a tenth of it is not kept in memory (it stays on disk). `.zero`
         /// turns the memory tier off (its count limit is then zero too). Change the limit later
-        /// through the tier's ``Stash/MemoryCache/costLimit``. Defaults to 50 MB.
+        /// through the tier's `MemoryCache.costLimit`. Defaults to 50 MB.
         public var memoryCostLimit: ByteCount
         /// Which bodies the memory tier gives up first when it is full.
         ///
-        /// Defaults to ``Stash/MemoryEvictionPolicy/leastRecentlyUsed``; ``Stash/MemoryEvictionPolicy/sieve``
-        /// or ``Stash/MemoryEvictionPolicy/s3fifo`` keep often-requested bodies through a one-off
-        /// pass over many URLs. The disk's policy is the ``Stash/DiskCache``'s own.
+        /// Defaults to `MemoryEvictionPolicy.leastRecentlyUsed`; `MemoryEvictionPolicy.sieve`
+        /// or `MemoryEvictionPolicy.s3fifo` keep often-requested bodies through a one-off
+        /// pass over many URLs. The disk's policy is the `DiskCache`'s own.
         public var memoryEvictionPolicy: MemoryEvictionPolicy
         /// When transient failures are retried.
         ///
@@ -75,7 +75,7 @@ extension ResourceLoader {
         public var sharedTier: (any SharedTier)? = nil
         /// When bodies from the origin reach ``sharedTier``.
         ///
-        /// Defaults to ``Stash/SharedTierWriteMode/writeBehind``: in the background, never slowing a load.
+        /// Defaults to `SharedTierWriteMode.writeBehind`: in the background, never slowing a load.
         public var sharedTierWriteMode: SharedTierWriteMode = .writeBehind
         /// A test hook, awaited with the cache key just before a body or decoded value that a
         /// request read is kept in memory: tests let another request write the entry there.

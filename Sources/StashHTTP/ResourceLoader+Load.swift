@@ -26,7 +26,7 @@ extension ResourceLoader {
 
     /// The URL and cache key of `request`.
     ///
-    /// - Throws: ``Stash/StashError`` when the request has no URL or its key is empty.
+    /// - Throws: `StashError` when the request has no URL or its key is empty.
     func resolve(_ request: ResourceRequest) throws -> (url: URL, key: String) {
         guard let url = request.url else {
             throw StashError(.invalidArgument, "A ResourceRequest needs a URL, but its URLRequest has none.")

@@ -15,7 +15,7 @@ extension ResourceLoader {
         /// responses.
         case http
         /// Serve only what is stored, fresh or stale, and never touch the network: a miss throws
-        /// ``Stash/StashError/Code/notFound``. For offline use.
+        /// `StashError.Code.notFound`. For offline use.
         case cacheOnly
         /// Always fetch from the network and store the result, replacing the entry. A failed
         /// fetch leaves the old entry in place.

@@ -26,7 +26,7 @@ extension ResourceLoader {
     public var sharedTierStatistics: SharedTierStatistics { sharedTier.counters.withLock { $0 } }
 
     /// Waits until every shared-tier write started so far in the background
-    /// (``Stash/SharedTierWriteMode/writeBehind``) has finished.
+    /// (`SharedTierWriteMode.writeBehind`) has finished.
     ///
     /// Call it before a process exits, or in tests; loads never need it.
     ///

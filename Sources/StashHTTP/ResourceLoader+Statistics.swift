@@ -14,7 +14,7 @@ extension ResourceLoader {
         /// Requests answered from the disk cache without a network request.
         public var diskHits = 0
         /// Bodies that a ``ValueLoader`` (or ``ResourceLoader/value(for:codec:)``) could not
-        /// decode; each failed its request with ``Stash/StashError/Code/decodingFailed`` and was
+        /// decode; each failed its request with `StashError.Code.decodingFailed` and was
         /// removed from the cache.
         public var decodingFailures = 0
         /// Requests answered by a transfer (a full body or a revalidation).

@@ -20,7 +20,7 @@ extension ResourceLoader {
     ///   - codec: Decodes response bodies. It must accept the bytes the server sends (and never
     ///     re-encodes them: the disk keeps the response as received).
     ///   - memoryCostLimit: The most that the decoded values in memory may cost together.
-    ///     Defaults to ``Stash/MemoryCache/defaultCostLimit``.
+    ///     Defaults to `MemoryCache.defaultCostLimit`.
     ///   - memoryCountLimit: The most decoded values kept in memory. Defaults to 1000.
     ///   - cost: A value's cost in memory. Defaults to `nil`: bytes for `Data` and `String`
     ///     values, 1 for any other value.
@@ -52,10 +52,10 @@ extension ResourceLoader {
     ///   - codec: Decodes the body, such as `.json(Photo.self)`.
     ///   - cachePolicy: How to use the cache; `nil` for ``Configuration/cachePolicy``.
     ///   - priority: Where the transfer queues, if one is needed.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/decodingFailed`` when the body
+    /// - Throws: `StashError` with `StashError.Code.decodingFailed` when the body
     ///   cannot be decoded (see ``ValueLoader``), or as ``response(for:delivery:)``.
     /// - Complexity: O(*k*) in the key's length for a memory hit (plus an O(log *N*) index lookup
-    ///   under ``CachePolicy/http``); otherwise as ``data(for:cachePolicy:priority:)`` plus decoding.
+    ///   under ``CachePolicy/http``); otherwise as ``data(for:cachePolicy:priority:)-(URL,_,_)`` plus decoding.
     public func value<Value: Sendable>(
         for url: URL, codec: some ValueCodec<Value>, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
     ) async throws -> Value {
@@ -178,7 +178,7 @@ extension ResourceLoader {
     /// entry that was decoded), and describes the failure.
     ///
     /// Removing it keeps one rule for both tiers: bytes that do not decode are never a hit. Left
-    /// on disk, they would fail the next read again (and be removed by the ``Stash/Cache``
+    /// on disk, they would fail the next read again (and be removed by the `Cache`
     /// then); removed, the next request fetches them again, so a server that fixed its response
     /// is picked up at once.
     private func decodingFailure<Value>(

@@ -6,7 +6,7 @@ import Stash
     import FoundationNetworking
 #endif
 
-/// Loads remote resources through a ``Stash/DiskCache``: memory, then disk, then network,
+/// Loads remote resources through a `DiskCache`: memory, then disk, then network,
 /// fetching over HTTP only what is not cached.
 ///
 /// ```swift
@@ -31,7 +31,7 @@ import Stash
 ///   stream to a file in `downloads/` inside the cache directory and are published with a
 ///   rename. A failed transfer leaves the previously cached entry untouched.
 /// - Transient failures (timeouts, lost connections, truncated bodies, 5xx) are retried with
-///   backoff per ``Configuration/retryPolicy``. Every failure is a ``Stash/StashError`` naming
+///   backoff per ``Configuration/retryPolicy``. Every failure is a `StashError` naming
 ///   the URL and the status or transport error.
 /// - Under ``CachePolicy/http`` a stale entry is served when the origin fails
 ///   (``Configuration/maximumStaleness``, `stale-if-error`) and at once within
@@ -47,8 +47,8 @@ public final class ResourceLoader: Sendable {
     public let transport: any HTTPTransport
     /// The memory tier: recently delivered bodies, with their metadata, keyed like the disk cache.
     ///
-    /// Purge it with ``Stash/MemoryCache/removeAll()``, or let memory pressure purge it with
-    /// ``Stash/MemoryCache/startRespondingToMemoryPressure(_:)``; the bodies stay on disk. Its cost
+    /// Purge it with `MemoryCache.removeAll()`, or let memory pressure purge it with
+    /// `MemoryCache.startRespondingToMemoryPressure(_:)`; the bodies stay on disk. Its cost
     /// is bytes, limited by ``Configuration/memoryCostLimit``. Changes made to the disk cache
     /// directly, by another loader or by another process are not seen by entries already in
     /// memory (except under ``CachePolicy/http``, which serves a copy only while it is fresh).
@@ -121,7 +121,7 @@ public final class ResourceLoader: Sendable {
     ///   - url: The resource.
     ///   - cachePolicy: How to use the cache; `nil` for ``Configuration/cachePolicy``.
     ///   - priority: Where the transfer queues, if one is needed.
-    /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
+    /// - Throws: `StashError`: see ``response(for:delivery:)``.
     /// - Complexity: O(*k*) in the key's length for a memory hit; O(log *N*) for a disk hit in a
     ///   cache of *N* entries, plus O(*n*) to read its *n* bytes.
     public func data(
@@ -133,7 +133,7 @@ public final class ResourceLoader: Sendable {
     /// The body of `request`: from the memory tier or the disk cache when present, otherwise
     /// from the network.
     ///
-    /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
+    /// - Throws: `StashError`: see ``response(for:delivery:)``.
     /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func data(
         for request: URLRequest, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
@@ -143,7 +143,7 @@ public final class ResourceLoader: Sendable {
 
     /// The body of `request`, with its cache key, variant, policy and priority.
     ///
-    /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
+    /// - Throws: `StashError`: see ``response(for:delivery:)``.
     /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func data(for request: ResourceRequest) async throws -> Data {
         let response = try await response(for: request, delivery: .data)
@@ -156,7 +156,7 @@ public final class ResourceLoader: Sendable {
     /// Large bodies stream to disk and are never held in memory. The file stays valid while
     /// the entry exists: open or copy it promptly, and treat it as read-only.
     ///
-    /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
+    /// - Throws: `StashError`: see ``response(for:delivery:)``.
     /// - Complexity: O(log *N*) for a hit.
     public func fileURL(
         for url: URL, cachePolicy: CachePolicy? = nil, priority: Priority = .normal
@@ -166,7 +166,7 @@ public final class ResourceLoader: Sendable {
 
     /// A file in the cache holding the body of `request`, downloading it first when needed.
     ///
-    /// - Throws: ``Stash/StashError``: see ``response(for:delivery:)``.
+    /// - Throws: `StashError`: see ``response(for:delivery:)``.
     /// - Complexity: O(log *N*) for a hit.
     public func fileURL(for request: ResourceRequest) async throws -> URL {
         let response = try await response(for: request, delivery: .file)
@@ -182,15 +182,15 @@ public final class ResourceLoader: Sendable {
     /// - Parameters:
     ///   - request: The request.
     ///   - delivery: Bytes in memory (the default) or the cache's file.
-    /// - Throws: ``Stash/StashError`` with
-    ///   - ``Stash/StashError/Code/notFound`` for a miss under ``CachePolicy/cacheOnly``, or
+    /// - Throws: `StashError` with
+    ///   - `StashError.Code.notFound` for a miss under ``CachePolicy/cacheOnly``, or
     ///     a `404`/`410` answer;
-    ///   - ``Stash/StashError/Code/invalidResponse`` for another unacceptable status (the
+    ///   - `StashError.Code.invalidResponse` for another unacceptable status (the
     ///     ``HTTPStatusError`` is the cause) or a truncated body;
-    ///   - ``Stash/StashError/Code/transport`` when the transfer failed (the `URLError` is the
+    ///   - `StashError.Code.transport` when the transfer failed (the `URLError` is the
     ///     cause);
-    ///   - ``Stash/StashError/Code/tooLarge`` over ``Configuration/maximumResponseSize``;
-    ///   - ``Stash/StashError/Code/cancelled`` when the calling task was cancelled;
+    ///   - `StashError.Code.tooLarge` over ``Configuration/maximumResponseSize``;
+    ///   - `StashError.Code.cancelled` when the calling task was cancelled;
     ///   - the disk cache's errors when it cannot be read.
     /// - Complexity: As `data(for:cachePolicy:priority:)`.
     public func response(for request: ResourceRequest, delivery: Delivery = .data) async throws -> ResourceResponse {
@@ -237,7 +237,7 @@ public final class ResourceLoader: Sendable {
     public var isSuspended: Bool { scheduler.isSuspended }
 
     /// Cancels every transfer, queued or running; their requests fail with
-    /// ``Stash/StashError/Code/cancelled`` and nothing they were downloading is stored.
+    /// `StashError.Code.cancelled` and nothing they were downloading is stored.
     ///
     /// Requests still looking in the disk cache are not affected. The loader stays usable.
     ///

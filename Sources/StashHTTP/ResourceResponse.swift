@@ -26,7 +26,7 @@ public struct ResourceResponse: Sendable {
     public enum Body: Sendable, Hashable {
         /// The bytes in memory.
         case data(Data)
-        /// A file in the cache holding the bytes; see ``Stash/DiskCache/fileURL(forKey:)`` for
+        /// A file in the cache holding the bytes; see `DiskCache.fileURL(forKey:)` for
         /// how long it stays valid.
         case file(URL)
     }

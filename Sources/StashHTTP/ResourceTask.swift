@@ -65,7 +65,7 @@ public final class ResourceTask: Sendable {
     }
 
     /// Stops waiting for the response: the request fails with
-    /// ``Stash/StashError/Code/cancelled``, and the transfer stops unless other requests still
+    /// `StashError.Code.cancelled`, and the transfer stops unless other requests still
     /// wait for it.
     public func cancel() {
         task.cancel()

@@ -31,7 +31,7 @@ import Stash
 /// bytes (a `.reload`, or a changed response after revalidation), every front end of the loader
 /// drops its decoded value for that key.
 ///
-/// **Bodies that do not decode** fail the request with ``Stash/StashError/Code/decodingFailed``,
+/// **Bodies that do not decode** fail the request with `StashError.Code.decodingFailed`,
 /// naming the URL, and are removed from the disk cache (and from every memory tier), so they are
 /// never a hit: the next request for the URL fetches it again, and fails again until the server
 /// sends a body the codec accepts. Bytes already on disk that no longer decode (written for an
@@ -41,8 +41,8 @@ import Stash
 public final class ValueLoader<Value: Sendable>: Sendable {
     /// The loader that fetches and stores the bytes.
     public let loader: ResourceLoader
-    /// The two-tier cache of decoded values: its ``Stash/Cache/memory`` holds values, its
-    /// ``Stash/Cache/disk`` is the loader's disk cache.
+    /// The two-tier cache of decoded values: its `Cache.memory` holds values, its
+    /// `Cache.disk` is the loader's disk cache.
     ///
     /// Use it to purge or trim memory, to respond to memory pressure, and for its statistics.
     public let cache: Cache<Value>
@@ -62,7 +62,7 @@ public final class ValueLoader<Value: Sendable>: Sendable {
     ///   - cachePolicy: How to use the cache; `nil` for the loader's
     ///     ``ResourceLoader/Configuration/cachePolicy``.
     ///   - priority: Where the transfer queues, if one is needed.
-    /// - Throws: ``Stash/StashError``: see ``valueAndSource(for:)``.
+    /// - Throws: `StashError`: see ``valueAndSource(for:)``.
     /// - Complexity: O(*k*) in the key's length for a memory hit (plus an O(log *N*) index lookup
     ///   under ``ResourceLoader/CachePolicy/http``); otherwise as
     ///   ``ResourceLoader/data(for:cachePolicy:priority:)`` plus decoding.
@@ -74,7 +74,7 @@ public final class ValueLoader<Value: Sendable>: Sendable {
 
     /// The value that the body of `request` decodes to.
     ///
-    /// - Throws: ``Stash/StashError``: see ``valueAndSource(for:)``.
+    /// - Throws: `StashError`: see ``valueAndSource(for:)``.
     /// - Complexity: As `value(for:cachePolicy:priority:)`.
     public func value(
         for request: URLRequest, cachePolicy: ResourceLoader.CachePolicy? = nil,
@@ -86,7 +86,7 @@ public final class ValueLoader<Value: Sendable>: Sendable {
     /// The value that the body of `request`, with its cache key, variant, policy and priority,
     /// decodes to.
     ///
-    /// - Throws: ``Stash/StashError``: see ``valueAndSource(for:)``.
+    /// - Throws: `StashError`: see ``valueAndSource(for:)``.
     /// - Complexity: As `value(for:cachePolicy:priority:)`.
     public func value(for request: ResourceRequest) async throws -> Value {
         try await valueAndSource(for: request).value
@@ -101,7 +101,7 @@ public final class ValueLoader<Value: Sendable>: Sendable {
     ///
     /// - Parameter request: The request.
     /// - Returns: The value and its source.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/decodingFailed`` when the body
+    /// - Throws: `StashError` with `StashError.Code.decodingFailed` when the body
     ///   cannot be decoded (the message names the URL; the body is removed from the cache), or
     ///   as ``ResourceLoader/response(for:delivery:)``.
     /// - Complexity: As `value(for:cachePolicy:priority:)`.

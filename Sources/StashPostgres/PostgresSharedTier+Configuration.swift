@@ -99,7 +99,7 @@ extension PostgresSharedTier {
         /// `?sslmode=require` (or `verify-full`): connect over TLS, verifying the server's certificate.
         var requiresTLS: Bool
 
-        /// Parses `url`, or throws a ``Stash/StashError`` that says what is wrong with it.
+        /// Parses `url`, or throws a `StashError` that says what is wrong with it.
         init(_ url: String) throws {
             func invalid(_ problem: String) -> StashError {
                 StashError(

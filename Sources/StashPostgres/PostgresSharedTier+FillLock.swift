@@ -5,14 +5,14 @@ import Stash
 
 extension PostgresSharedTier {
     /// Takes a session-level advisory lock on `key` on a pooled connection, held until
-    /// ``Stash/SharedTierFillLock/release()`` (or the connection's end, if this process dies).
+    /// `SharedTierFillLock.release()` (or the connection's end, if this process dies).
     ///
     /// Waits at most ``Configuration/fillLockTimeout`` for another holder; then returns `nil`
     /// and the caller fetches without the lock.
     ///
     /// - Parameter key: The key about to be fetched from the origin.
     /// - Returns: The held lock, or `nil` after the wait timed out.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database
     ///   failed or the breaker is open.
     /// - Complexity: One round trip, plus the wait.
     public func lockForFill(forKey key: String) async throws -> (any SharedTierFillLock)? {

@@ -5,7 +5,7 @@ import Stash
 
 extension PostgresSharedTier {
     /// Runs one database operation behind the circuit breaker and the timeout, creating the
-    /// table first if it does not exist yet; every failure becomes a ``Stash/StashError``.
+    /// table first if it does not exist yet; every failure becomes a `StashError`.
     func guarded<Result: Sendable>(
         _ operation: String, key: String?, _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
@@ -51,7 +51,7 @@ extension PostgresSharedTier {
         }
     }
 
-    /// A ``Stash/StashError`` for a failure that retrying cannot fix (bad credentials, no such
+    /// A `StashError` for a failure that retrying cannot fix (bad credentials, no such
     /// database, no right to create the table), or `nil` for one that may pass (the server down).
     static func rejection(_ error: any Error, endpoint: Endpoint) -> StashError? {
         if let error = error as? PSQLError, error.code == .authMechanismRequiresPassword {
@@ -84,7 +84,7 @@ extension PostgresSharedTier {
     }
 }
 
-/// Runs `body`, or throws a ``Stash/StashError`` with code ``Stash/StashError/Code/transport`` if
+/// Runs `body`, or throws a `StashError` with code `StashError.Code.transport` if
 /// it takes longer than `timeout`.
 ///
 /// Returns at the deadline even when `body` does not react to cancellation at once (a connection

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import Stash
 
-/// A ``Stash/SharedTier`` on PostgreSQL: one table that every server of a fleet shares, so that
+/// A `SharedTier` on PostgreSQL: one table that every server of a fleet shares, so that
 /// each resource is fetched from its origin once.
 ///
 /// ```swift
@@ -57,7 +57,7 @@ public final class PostgresSharedTier: SharedTier {
     ///   - url: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
     ///   - configuration: Limits, timeouts and the table name; see ``Configuration``.
     ///   - logger: Where the tier logs. Defaults to a logger labelled `stash.postgres`.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/invalidArgument`` for a URL
+    /// - Throws: `StashError` with `StashError.Code.invalidArgument` for a URL
     ///   that is not a PostgreSQL URL, an invalid configuration, a user name or password the
     ///   server rejects, a database that does not exist, or a user without the right to create
     ///   the table. The message names the endpoint (never the password) and what to do.
@@ -151,7 +151,7 @@ public final class PostgresSharedTier: SharedTier {
     /// - Parameter key: A non-empty key, compared byte for byte.
     /// - Returns: The entry with its whole body; `nil` on a miss, for an expired entry, and for a
     ///   body whose size or checksum does not match (counted in ``Statistics/damagedBodies``).
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database
     ///   failed, timed out, or the breaker is open.
     /// - Complexity: One indexed query, plus O(*n*) in the body's length.
     public func entry(forKey key: String) async throws -> SharedEntry? {
@@ -164,9 +164,9 @@ public final class PostgresSharedTier: SharedTier {
     /// enough since its last trim.
     ///
     /// - Parameter entry: The entry; without an expiry it gets ``Configuration/defaultTimeToLive``.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/tooLarge`` for a body over
-    ///   ``Configuration/sizeLimit``, ``Stash/StashError/Code/invalidKey`` for an empty key, or
-    ///   ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.tooLarge` for a body over
+    ///   ``Configuration/sizeLimit``, `StashError.Code.invalidKey` for an empty key, or
+    ///   `StashError.Code.transport` when the database failed.
     /// - Complexity: One transaction of 4 + *c* statements for *c* chunks, plus a trim.
     public func store(_ entry: SharedEntry) async throws {
         try Self.validate(key: entry.key)
@@ -193,7 +193,7 @@ public final class PostgresSharedTier: SharedTier {
     /// Replaces the metadata and expiry of the entry under `key`, keeping its body.
     ///
     /// - Returns: `false` when there is no entry under `key`.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: One indexed update.
     public func updateMetadata(_ metadata: DiskCache.Metadata, expires: Date?, forKey key: String) async throws
         -> Bool
@@ -203,7 +203,7 @@ public final class PostgresSharedTier: SharedTier {
 
     /// Removes the entry under `key`, if any.
     ///
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: One indexed delete.
     public func removeEntry(forKey key: String) async throws {
         try await guarded("remove", key: key) { try await self.delete(key) }
@@ -211,7 +211,7 @@ public final class PostgresSharedTier: SharedTier {
 
     /// Whether a live entry is stored under `key`.
     ///
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: One indexed query.
     public func containsEntry(forKey key: String) async throws -> Bool {
         try await guarded("look up", key: key) { try await self.exists(key) }
@@ -224,7 +224,7 @@ public final class PostgresSharedTier: SharedTier {
     /// trim now. Another process trimming at the same time makes this call return at once.
     ///
     /// - Returns: The number of entries deleted.
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: O(*N* log *N*) in the database for *N* entries (one window query).
     @discardableResult
     public func trim() async throws -> Int {
@@ -238,7 +238,7 @@ public final class PostgresSharedTier: SharedTier {
 
     /// The total size in bytes and the number of entries in the table, expired ones included.
     ///
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: O(*N*) in the database.
     public func totals() async throws -> (size: Int, count: Int) {
         try await guarded("count", key: nil) { try await self.selectTotals() }
@@ -246,7 +246,7 @@ public final class PostgresSharedTier: SharedTier {
 
     /// Removes every entry from the table.
     ///
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/transport`` when the database failed.
+    /// - Throws: `StashError` with `StashError.Code.transport` when the database failed.
     /// - Complexity: One `TRUNCATE`.
     public func removeAll() async throws {
         try await guarded("clear", key: nil) { try await self.truncate() }

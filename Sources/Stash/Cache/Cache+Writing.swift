@@ -4,7 +4,7 @@ extension Cache {
     /// Encodes `value`, stores it on disk under `key`, then keeps the decoded value in memory.
     ///
     /// The disk write is atomic and may evict other entries (see
-    /// ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)``). In memory the value expires
+    /// ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)-6bikt``). In memory the value expires
     /// with its time-to-live (pinned values do not), and it is not kept at all if its cost is over
     /// the memory tier's per-entry limit; it stays on disk either way.
     ///
@@ -18,7 +18,7 @@ extension Cache {
     ///   - metadata: Content type, HTTP validators and other strings to keep on disk with the value.
     /// - Throws: The codec's ``StashError`` (code ``StashError/Code/invalidArgument``) when the
     ///   value cannot be encoded; otherwise as
-    ///   ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)``, such as
+    ///   ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)-6bikt``, such as
     ///   ``StashError/Code/invalidKey`` for an empty key or ``StashError/Code/tooLarge``. A failed
     ///   store changes neither tier.
     /// - Complexity: Encoding, plus O(*n*) in the encoded length and O(*e* log *N*) for *e*
@@ -52,7 +52,7 @@ extension Cache {
     /// The memory tier forgets the key even when the disk removal fails.
     ///
     /// - Parameter key: Any non-empty string, compared byte for byte.
-    /// - Throws: As ``DiskCache/removeData(forKey:)``: ``StashError`` for an empty key or when
+    /// - Throws: As ``DiskCache/removeData(forKey:)-9ibq1``: ``StashError`` for an empty key or when
     ///   the index cannot be written.
     /// - Complexity: O(log *N*) on disk, O(1) in memory.
     /// - Important: Performs blocking file I/O. From Swift concurrency, use the `async` variant.
@@ -71,7 +71,7 @@ extension Cache {
     ///
     /// The memory tier is emptied even when the disk cannot be.
     ///
-    /// - Throws: As ``DiskCache/removeAll()``.
+    /// - Throws: As ``DiskCache/removeAll()-1qaa``.
     /// - Complexity: O(*N*) for *N* entries on disk, plus O(*m*) for *m* values in memory.
     /// - Important: Performs blocking file I/O. From Swift concurrency, use the `async` variant.
     public func removeAll() throws {

@@ -45,8 +45,8 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// The disk tier, holding encoded values.
     ///
-    /// Use it for what only the disk offers (``DiskCache/fileURL(forKey:)``, pinning,
-    /// ``DiskCache/verify(repair:)``). Values stored through it directly are not seen by the
+    /// Use it for what only the disk offers (``DiskCache/fileURL(forKey:)-6x1sx``, pinning,
+    /// ``DiskCache/verify(repair:)-9glgg``). Values stored through it directly are not seen by the
     /// memory tier until they are read through the cache.
     public let disk: DiskCache
 
@@ -92,7 +92,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///
     /// - Parameters:
     ///   - directory: The disk tier's directory, created if needed. Use
-    ///     ``Foundation/URL/caches(_:)`` for the platform's caches folder.
+    ///     `URL.caches(_:)` for the platform's caches folder.
     ///   - sizeLimit: The disk tier's byte limit. Defaults to 150 MB.
     ///   - memoryCostLimit: The most that the values in memory may cost together; with the
     ///     default cost of `Data` and `String` values, that is bytes. Defaults to
@@ -147,9 +147,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Returns: The value, or `nil` on a miss — including when the bytes on disk cannot be
     ///   decoded, in which case the entry is removed and reported (see ``CacheEvent``).
     /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key, and as
-    ///   ``DiskCache/data(forKey:)`` when the disk cannot be read.
+    ///   ``DiskCache/data(forKey:)-1dnpb`` when the disk cannot be read.
     /// - Complexity: O(*k*) in the key's length on a memory hit; otherwise as
-    ///   ``DiskCache/data(forKey:)`` plus decoding.
+    ///   ``DiskCache/data(forKey:)-1dnpb`` plus decoding.
     /// - Important: Blocks on file I/O when memory misses. From Swift concurrency, use the
     ///   `async` variant.
     @inlinable
@@ -162,13 +162,13 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// The value stored under `key` and the tier that served it, or `nil` on a miss.
     ///
-    /// Works like ``value(forKey:)``; the tier says whether the value came from memory or was
+    /// Works like ``value(forKey:)-ukax``; the tier says whether the value came from memory or was
     /// read from disk (and is now in memory).
     ///
     /// - Parameter key: Any non-empty string, compared byte for byte.
     /// - Returns: The value and its tier, or `nil` on a miss.
-    /// - Throws: As ``value(forKey:)``.
-    /// - Complexity: As ``value(forKey:)``.
+    /// - Throws: As ``value(forKey:)-ukax``.
+    /// - Complexity: As ``value(forKey:)-ukax``.
     /// - Important: Blocks on file I/O when memory misses.
     @inlinable
     public func valueAndTier(forKey key: String) throws -> (value: Value, tier: CacheTier)? {
@@ -182,7 +182,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// without counting a hit or a miss.
     ///
     /// A value on disk that cannot be decoded still counts as stored here, though
-    /// ``value(forKey:)`` returns `nil` for it.
+    /// ``value(forKey:)-ukax`` returns `nil` for it.
     ///
     /// - Parameter key: Any non-empty string, compared byte for byte.
     /// - Returns: `true` if memory holds a live value or the disk a live entry.

@@ -152,7 +152,7 @@ extension DiskCache {
         case countLimit
         /// The entry's time-to-live ran out.
         case expired
-        /// A caller asked for ``DiskCache/trim(toSize:)`` or ``DiskCache/trim(toCount:)``.
+        /// A caller asked for ``DiskCache/trim(toSize:)-4dtgm`` or ``DiskCache/trim(toCount:)``.
         case trimmed
     }
 

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 extension DiskCache {
-    /// What ``verify(repair:)`` found, and what it repaired.
+    /// What ``verify(repair:)-9glgg`` found, and what it repaired.
     public struct VerificationReport: Sendable, CustomStringConvertible {
         /// Entries whose bytes were checked.
         public var entriesChecked = 0

@@ -53,11 +53,11 @@ extension DiskCache {
     ///   - key: Any non-empty string, stored verbatim.
     ///   - moving: `true` moves the file into the cache when it is on the same file system
     ///     (the source is gone afterwards); `false` (the default) copies it.
-    ///   - timeToLive: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
-    ///   - pinned: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
-    ///   - metadata: As in ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    ///   - timeToLive: As in ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
+    ///   - pinned: As in ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
+    ///   - metadata: As in ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
     /// - Throws: ``StashError`` with ``StashError/Code/notFound`` when the file does not exist,
-    ///   and as ``store(_:forKey:timeToLive:pinned:metadata:)`` otherwise.
+    ///   and as ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` otherwise.
     /// - Complexity: O(*n*) in the file's length (its checksum is computed while copying).
     public func store(
         fileAt fileURL: URL, forKey key: String, moving: Bool = false, timeToLive: Duration? = nil,
@@ -97,8 +97,8 @@ extension DiskCache {
 
     /// Stores `data` under a new random key and returns the key.
     ///
-    /// - Throws: As ``store(_:forKey:timeToLive:pinned:metadata:)``.
-    /// - Complexity: As ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    /// - Throws: As ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
+    /// - Complexity: As ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
     @discardableResult
     public func storeWithGeneratedKey(
         _ data: Data, timeToLive: Duration? = nil, pinned: Bool? = nil, metadata: Metadata = Metadata()
@@ -114,7 +114,7 @@ extension DiskCache {
     /// ``statistics`` and reported through ``Configuration/onEvent``. Use the throwing methods
     /// where failures matter.
     ///
-    /// - Complexity: As ``data(forKey:)`` and ``store(_:forKey:timeToLive:pinned:metadata:)``.
+    /// - Complexity: As ``data(forKey:)-1dnpb`` and ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``.
     public subscript(key: String) -> Data? {
         get {
             do {

@@ -52,7 +52,7 @@ public final class DiskCache: Sendable {
     /// (``isReadOnly``).
     ///
     /// - Parameters:
-    ///   - directory: The cache's directory. Use ``Foundation/URL/caches(_:)`` for the platform's
+    ///   - directory: The cache's directory. Use `URL.caches(_:)` for the platform's
     ///     caches folder.
     ///   - configuration: Limits and behaviour; see ``Configuration``.
     /// - Throws: ``StashError`` with ``StashError/Code/invalidArgument`` for a bad configuration,
@@ -137,7 +137,7 @@ public final class DiskCache: Sendable {
 
     /// Whether the cache was opened read-only because its directory cannot be written.
     ///
-    /// Reads, listing and ``verify(repair:)`` without repair work; every write throws
+    /// Reads, listing and ``verify(repair:)-9glgg`` without repair work; every write throws
     /// ``StashError/Code/readOnly``; nothing is written behind the caller's back (expired or
     /// damaged entries are misses but stay in the index, access times are not recorded).
     public var isReadOnly: Bool { index.isReadOnly }

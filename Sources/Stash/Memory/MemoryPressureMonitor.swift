@@ -59,7 +59,7 @@ public final class MemoryPressureMonitor: Sendable {
     ///
     /// - Parameters:
     ///   - pollInterval: How often to poll where polling is needed. Defaults to 5 seconds.
-    ///   - thresholds: Where each level begins. Defaults to ``MemoryPressureReading/Thresholds/init()``.
+    ///   - thresholds: Where each level begins. Defaults to `Thresholds()`.
     /// - Important: On Linux, finding the files performs blocking file I/O.
     public convenience init(
         pollInterval: Duration = .seconds(5), thresholds: MemoryPressureReading.Thresholds = .init()
@@ -76,7 +76,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// - Parameters:
     ///   - files: The files to read, such as fake ones in a test directory.
     ///   - pollInterval: How often ``start()`` polls. Defaults to 5 seconds.
-    ///   - thresholds: Where each level begins. Defaults to ``MemoryPressureReading/Thresholds/init()``.
+    ///   - thresholds: Where each level begins. Defaults to `Thresholds()`.
     public convenience init(
         files: MemoryPressureReading.Files, pollInterval: Duration = .seconds(5),
         thresholds: MemoryPressureReading.Thresholds = .init()
@@ -88,7 +88,7 @@ public final class MemoryPressureMonitor: Sendable {
     ///
     /// - Parameters:
     ///   - pollInterval: How often ``start()`` polls. Defaults to 5 seconds.
-    ///   - thresholds: Where each level begins. Defaults to ``MemoryPressureReading/Thresholds/init()``.
+    ///   - thresholds: Where each level begins. Defaults to `Thresholds()`.
     ///   - read: Takes a reading, or returns `nil` when none is available (the level is then
     ///     left as it is).
     public convenience init(

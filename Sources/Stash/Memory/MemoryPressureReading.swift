@@ -42,7 +42,7 @@ public struct MemoryPressureReading: Hashable, Sendable, CustomStringConvertible
     /// The pressure level this reading shows: the higher of the level from stalls and the
     /// level from usage.
     ///
-    /// - Parameter thresholds: Where the levels begin. Defaults to ``Thresholds/init()``.
+    /// - Parameter thresholds: Where the levels begin. Defaults to `Thresholds()`.
     /// - Returns: ``MemoryPressureLevel/normal`` when neither measure is known.
     public func level(thresholds: Thresholds = Thresholds()) -> MemoryPressureLevel {
         func level(_ value: Double?, warning: Double, critical: Double) -> MemoryPressureLevel {

@@ -65,8 +65,8 @@ final class BodyReceiver: @unchecked Sendable {
     /// Only a 2xx body other than 206 is kept, or a 206 that continues the partial download
     /// being resumed.
     ///
-    /// - Throws: ``Stash/StashError/Code/tooLarge`` when the announced length is over the
-    ///   maximum; ``Stash/StashError/Code/io`` when the download file cannot be created;
+    /// - Throws: `StashError.Code.tooLarge` when the announced length is over the
+    ///   maximum; `StashError.Code.io` when the download file cannot be created;
     ///   ``PartialMismatch`` for a 206 that does not continue the partial.
     func begin(_ response: HTTPURLResponse) throws {
         self.response = response
@@ -114,8 +114,8 @@ final class BodyReceiver: @unchecked Sendable {
 
     /// Receives the next chunk of the body.
     ///
-    /// - Throws: ``Stash/StashError/Code/tooLarge`` past the maximum size,
-    ///   ``Stash/StashError/Code/io`` when the download file cannot be written.
+    /// - Throws: `StashError.Code.tooLarge` past the maximum size,
+    ///   `StashError.Code.io` when the download file cannot be written.
     func append(_ chunk: Data) throws {
         delivered += chunk.count
         guard isKeepingBody else { return }
@@ -141,7 +141,7 @@ final class BodyReceiver: @unchecked Sendable {
 
     /// The complete body, after the transport returned.
     ///
-    /// - Throws: ``Stash/StashError/Code/invalidResponse`` when fewer or more bytes arrived than
+    /// - Throws: `StashError.Code.invalidResponse` when fewer or more bytes arrived than
     ///   `Content-Length` announced.
     func finish() throws -> Body {
         resuming?.file.close()

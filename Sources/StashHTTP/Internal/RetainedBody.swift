@@ -12,7 +12,7 @@ import Stash
 /// A downloaded body file kept open while it is moved into the disk cache, so that its bytes
 /// can still be delivered if the cache evicts the entry before anyone reads it.
 ///
-/// An admission policy (the default ``Stash/EvictionPolicy/adaptive``) may refuse a newcomer
+/// An admission policy (the default `EvictionPolicy.adaptive`) may refuse a newcomer
 /// at the very next store: the body the caller waited for must reach it all the same, without
 /// a second download. The open descriptor keeps the file's bytes alive after the cache has
 /// renamed or unlinked the path.
@@ -35,7 +35,7 @@ final class RetainedBody: Sendable {
 
     /// Every byte of the file, read from the start.
     ///
-    /// - Throws: ``Stash/StashError`` with ``Stash/StashError/Code/io`` when a read fails.
+    /// - Throws: `StashError` with `StashError.Code.io` when a read fails.
     func data() throws -> Data {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure(errno) }

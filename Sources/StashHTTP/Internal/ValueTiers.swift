@@ -3,7 +3,7 @@ import Stash
 /// A memory tier of decoded values that the loader must tell when one of its transfers replaces
 /// or removes an entry's bytes.
 protocol DecodedValueTier: AnyObject, Sendable {
-    /// Drops the decoded value for `key` from memory; see ``Stash/Cache/removeFromMemory(forKey:)``.
+    /// Drops the decoded value for `key` from memory; see `Cache.removeFromMemory(forKey:)`.
     func removeFromMemory(forKey key: String)
 }
 
