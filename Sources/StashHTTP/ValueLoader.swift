@@ -65,7 +65,7 @@ public final class ValueLoader<Value: Sendable>: Sendable {
     /// - Throws: `StashError`: see ``valueAndSource(for:)``.
     /// - Complexity: O(*k*) in the key's length for a memory hit (plus an O(log *N*) index lookup
     ///   under ``ResourceLoader/CachePolicy/http``); otherwise as
-    ///   ``ResourceLoader/data(for:cachePolicy:priority:)`` plus decoding.
+    ///   ``ResourceLoader/data(for:cachePolicy:priority:)-(URL,_,_)`` plus decoding.
     public func value(
         for url: URL, cachePolicy: ResourceLoader.CachePolicy? = nil, priority: ResourceLoader.Priority = .normal
     ) async throws -> Value {
