@@ -30,7 +30,7 @@ extension DiskCache {
                 try db.query("SELECT file FROM entries WHERE file IS NOT NULL") { files.append($0.text(0)!) }
                 try db.execute(
                     """
-                    DELETE FROM inline; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
+                    DELETE FROM items; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
                     UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
                         main_count = 0, hand = 0, ghosts = 0
                     WHERE id = 1;
@@ -125,7 +125,8 @@ extension DiskCache {
         }
     }
 
-    /// Every key in the cache, in the order they were first stored.
+    /// Every key in the cache, in the order their values were stored (a replaced value counts
+    /// from its replacement).
     ///
     /// - Throws: ``StashError`` when the index cannot be read.
     /// - Complexity: O(*N*). For large caches prefer ``entries(batchSize:)``.
@@ -134,7 +135,7 @@ extension DiskCache {
             try wrapIndexErrors {
                 try index.read { db in
                     var keys: [String] = []
-                    try db.query("SELECT key FROM entries ORDER BY id") { row in
+                    try db.query("SELECT key FROM entries ORDER BY created, rank") { row in
                         keys.append(String(decoding: row.blob(0) ?? Data(), as: UTF8.self))
                     }
                     return keys
@@ -143,21 +144,24 @@ extension DiskCache {
         }
     }
 
-    /// An asynchronous sequence of every entry's attributes, read from the index in batches so
-    /// that memory stays bounded however large the cache is.
+    /// An asynchronous sequence of every entry's attributes, in the byte order of their keys,
+    /// read from the index in batches so that memory stays bounded however large the cache is.
+    ///
+    /// Each batch starts after the last key of the one before (one lookup in the key index),
+    /// so entries stored or removed meanwhile are seen or not, but none is seen twice.
     ///
     /// - Complexity: O(*N*) over the whole iteration.
     public func entries(batchSize: Int = 512) -> AsyncThrowingStream<Attributes, any Error> {
         let (stream, continuation) = AsyncThrowingStream<Attributes, any Error>.makeStream()
         let task = Task.detached { [self] in
-            var lastID: Int64 = 0
+            var lastKey = Data()
             do {
                 while !Task.isCancelled {
-                    let batch = try readEntries(after: lastID, limit: max(1, batchSize))
+                    let batch = try readEntries(after: lastKey, limit: max(1, batchSize))
                     if batch.isEmpty { break }
-                    for (id, attributes) in batch {
+                    for (key, attributes) in batch {
                         continuation.yield(attributes)
-                        lastID = id
+                        lastKey = key
                     }
                 }
                 continuation.finish()
@@ -169,19 +173,20 @@ extension DiskCache {
         return stream
     }
 
-    private func readEntries(after lastID: Int64, limit: Int) throws -> [(Int64, Attributes)] {
+    private func readEntries(after lastKey: Data, limit: Int) throws -> [(Data, Attributes)] {
         try wrapIndexErrors {
             try index.read { db in
-                var batch: [(Int64, Attributes)] = []
+                var batch: [(Data, Attributes)] = []
                 try db.query(
                     """
                     SELECT id, key, size, created, accessed, expires, pinned, file, content_type, etag,
                         last_modified, extra
-                    FROM entries WHERE id > ?1 ORDER BY id LIMIT ?2
-                    """, [.integer(lastID), .int(limit)]
+                    FROM entries WHERE key > ?1 ORDER BY key LIMIT ?2
+                    """, [.blob(lastKey), .int(limit)]
                 ) { row in
+                    let keyBytes = row.blob(1) ?? Data()
                     let attributes = Attributes(
-                        key: String(decoding: row.blob(1) ?? Data(), as: UTF8.self), size: row.int(2),
+                        key: String(decoding: keyBytes, as: UTF8.self), size: row.int(2),
                         created: Date(timeIntervalSince1970: row.double(3)),
                         lastAccess: Date(timeIntervalSince1970: row.double(4)),
                         expires: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
@@ -190,7 +195,7 @@ extension DiskCache {
                         metadata: Metadata(
                             contentType: row.text(8), etag: row.text(9), lastModified: row.text(10),
                             extra: Self.decodeExtra(row.text(11))))
-                    batch.append((row.int64(0), attributes))
+                    batch.append((keyBytes, attributes))
                 }
                 return batch
             }

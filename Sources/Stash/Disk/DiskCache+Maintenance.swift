@@ -89,7 +89,7 @@ extension DiskCache {
             return report
         }
         var damaged: [StoredEntry] = []
-        var lastID: Int64 = 0
+        var lastID: Int64 = -1
         while true {
             let batch = try entryBatch(after: lastID)
             guard let last = batch.last else { break }
@@ -156,8 +156,8 @@ extension DiskCache {
                 var batch: [(String, StoredEntry)] = []
                 try db.query(
                     """
-                    SELECT e.id, e.size, e.file, e.checksum, e.expires, e.pinned, i.data, e.key
-                    FROM entries e LEFT JOIN inline i ON i.id = e.id WHERE e.id > ?1 ORDER BY e.id LIMIT 256
+                    SELECT id, size, file, checksum, expires, pinned, data, key
+                    FROM items WHERE id > ?1 ORDER BY id LIMIT 256
                     """, [.integer(lastID)]
                 ) { row in
                     let entry = StoredEntry(

@@ -78,8 +78,9 @@ extension DiskCache {
                 let id = try db.first(
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra, queue, frequency)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                         content_type, etag, last_modified, extra, queue, frequency, id)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+                            CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?15) THEN NULL ELSE ?15 END)
                     ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
                         checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
                         expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
@@ -93,16 +94,17 @@ extension DiskCache {
                         .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
                         .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                        .int(state.queue), .int(state.frequency),
+                        .int(state.queue), .int(state.frequency), .integer(Self.entryID(forKey: keyBytes)),
                     ]
                 ) { $0.int64(0) }!
                 if fileName != nil {
                     try writeSidecar(forEntry: id, in: db)
                 }
+                // The triggers wrote the item's other columns; an inline value's bytes go beside them.
                 if fileName == nil, case .inline(let data) = source {
-                    try db.run("INSERT OR REPLACE INTO inline (id, data) VALUES (?1, ?2)", [.integer(id), .blob(data)])
+                    try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), .blob(data)])
                 } else if old != nil {
-                    try db.run("DELETE FROM inline WHERE id = ?1", [.integer(id)])
+                    try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(id)])
                 }
                 let victims = try evictIfNeeded(in: db, protecting: id, now: now)
                 if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }

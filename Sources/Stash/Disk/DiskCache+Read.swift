@@ -89,10 +89,20 @@ extension DiskCache {
         let now = configuration.clock().timeIntervalSince1970
         return try wrapIndexErrors {
             try index.read { db in
-                try db.first("SELECT expires, pinned FROM entries WHERE key = ?1", bindingKey: key) { row in
-                    row.int(1) != 0 || row.optionalDouble(0).map { $0 > now } ?? true
+                func isLive(_ row: SQLiteRow) -> Bool {
+                    row.int(2) != 0 || row.optionalDouble(1).map { $0 > now } ?? true
                 }
-            } ?? false
+                var key = key
+                let direct = try key.withUTF8 { keyBytes in
+                    try db.first(
+                        "SELECT key, expires, pinned FROM items WHERE id = ?1",
+                        bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
+                    ) { row in row.blob(0, equals: keyBytes) ? isLive(row) : nil }
+                }
+                if let direct, let live = direct { return live }
+                return try db.first(
+                    "SELECT key, expires, pinned FROM entries WHERE key = ?1", bindingKey: key, map: isLive) ?? false
+            }
         }
     }
 
@@ -133,24 +143,47 @@ extension DiskCache {
         try lookUp(String(decoding: keyBytes, as: UTF8.self))
     }
 
-    /// One indexed read: the entry's row and, for an inline value, its bytes.
+    /// One indexed read: the item stored under the key's id, with the bytes of an inline value.
+    ///
+    /// Only when that id holds another key (a hash collision, or an entry written before ids
+    /// came from keys) or nothing, a second read goes through the key index.
     func lookUp(_ key: String) throws -> StoredEntry? {
         try wrapIndexErrors {
             try index.read { db in
-                try db.first(
-                    """
-                    SELECT e.id, e.size, e.file, e.checksum, e.expires, e.pinned, i.data
-                    FROM entries e LEFT JOIN inline i ON i.id = e.id WHERE e.key = ?1
-                    """, bindingKey: key
-                ) { row in
-                    StoredEntry(
-                        id: row.int64(0), size: row.int(1), file: row.text(2),
-                        checksum: UInt64(bitPattern: row.int64(3)),
-                        expires: row.optionalDouble(4), isPinned: row.int(5) != 0,
-                        inline: row.isNull(2) ? (row.blob(6) ?? Data()) : nil)
+                var key = key
+                let direct = try key.withUTF8 { keyBytes in
+                    try db.first(
+                        "SELECT key, id, size, file, checksum, expires, pinned, data FROM items WHERE id = ?1",
+                        bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
+                    ) { row in row.blob(0, equals: keyBytes) ? Self.storedEntry(row) : nil }
                 }
+                if let direct, let entry = direct { return entry }
+                return try db.first(
+                    """
+                    SELECT key, id, size, file, checksum, expires, pinned, data FROM items
+                    WHERE id = (SELECT id FROM entries WHERE key = ?1)
+                    """, bindingKey: key, map: Self.storedEntry)
             }
         }
+    }
+
+    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data FROM items`.
+    private static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
+        StoredEntry(
+            id: row.int64(1), size: row.int(2), file: row.text(3), checksum: UInt64(bitPattern: row.int64(4)),
+            expires: row.optionalDouble(5), isPinned: row.int(6) != 0,
+            inline: row.isNull(3) ? (row.blob(7) ?? Data()) : nil)
+    }
+
+    /// The id an entry for `key` is stored under when it is free: 63 bits of the key's XXH64
+    /// (never negative, so that -1 can mean "no entry"). Another key hashing to the same id
+    /// gets a free id instead, and is found through the key index.
+    static func entryID(forKey keyBytes: UnsafeRawBufferPointer) -> Int64 {
+        Int64(bitPattern: Checksum.of(keyBytes) >> 1)
+    }
+
+    static func entryID(forKey keyBytes: Data) -> Int64 {
+        keyBytes.withUnsafeBytes { entryID(forKey: $0) }
     }
 
     /// `true` for an expired, unpinned entry, which is then removed.

@@ -1,7 +1,15 @@
 extension DiskIndex {
-    /// One row per entry; inline values in their own table so that updating an entry's policy
-    /// state never rewrites its bytes; totals in a one-row table kept by triggers, so that
-    /// opening a cache reads one row instead of scanning.
+    /// Two rows per entry, both under the same id (derived from a hash of the key, see
+    /// `DiskCache.entryID(forKey:)`):
+    ///
+    /// * `items` holds what a read needs, inline bytes included, so that a hit is one lookup
+    ///   by integer key. It is written when a value is stored or removed, never by a hit.
+    /// * `entries` holds the eviction policy's state, the times and the metadata, and is what
+    ///   the batched writes of hits change; those writes never dirty a page a read uses.
+    ///
+    /// Triggers keep `items` in step with `entries`, and the totals (size, count, pinned and
+    /// queue sizes) in a one-row table, so that opening a cache reads one row instead of
+    /// scanning.
     static let schema = """
         CREATE TABLE IF NOT EXISTS entries (
             id INTEGER PRIMARY KEY,
@@ -21,7 +29,7 @@ extension DiskIndex {
             last_modified TEXT,
             extra TEXT
         );
-        CREATE TABLE IF NOT EXISTS inline (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+        \(itemsTable)
         CREATE TABLE IF NOT EXISTS totals (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             size INTEGER NOT NULL, count INTEGER NOT NULL,
@@ -48,7 +56,7 @@ extension DiskIndex {
                 main_size = main_size - (OLD.queue = 1 AND OLD.pinned = 0) * OLD.size,
                 main_count = main_count - (OLD.queue = 1 AND OLD.pinned = 0)
             WHERE id = 1;
-            DELETE FROM inline WHERE id = OLD.id;
+            DELETE FROM items WHERE id = OLD.id;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned, queue ON entries BEGIN
             UPDATE totals SET size = size - OLD.size + NEW.size,
@@ -66,7 +74,43 @@ extension DiskIndex {
             UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
         \(sketchTable)
-        PRAGMA user_version = 1;
+        PRAGMA user_version = 2;
+        """
+
+    /// The read side of each entry, and the triggers that copy `entries`' columns into it.
+    /// `data` is set by the store itself (NULL for a value kept in a file).
+    static let itemsTable = """
+        CREATE TABLE IF NOT EXISTS items (
+            id INTEGER PRIMARY KEY,
+            key BLOB NOT NULL,
+            size INTEGER NOT NULL,
+            file TEXT,
+            checksum INTEGER NOT NULL,
+            expires REAL,
+            pinned INTEGER NOT NULL,
+            data BLOB
+        );
+        CREATE TRIGGER IF NOT EXISTS entries_item_inserted AFTER INSERT ON entries BEGIN
+            INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned)
+            VALUES (NEW.id, NEW.key, NEW.size, NEW.file, NEW.checksum, NEW.expires, NEW.pinned);
+        END;
+        CREATE TRIGGER IF NOT EXISTS entries_item_updated
+        AFTER UPDATE OF key, size, file, checksum, expires, pinned ON entries BEGIN
+            UPDATE items SET key = NEW.key, size = NEW.size, file = NEW.file, checksum = NEW.checksum,
+                expires = NEW.expires, pinned = NEW.pinned
+            WHERE id = NEW.id;
+        END;
+        """
+
+    /// Version 1 kept inline bytes in a table of their own and had no `items`: copy both into
+    /// `items`, keeping every id (entries of version 1 are then found through the key index).
+    static let migrationFromVersion1 = """
+        DROP TRIGGER IF EXISTS entries_deleted;
+        \(itemsTable)
+        INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned, data)
+            SELECT e.id, e.key, e.size, e.file, e.checksum, e.expires, e.pinned, i.data
+            FROM entries e LEFT JOIN inline i ON i.id = e.id;
+        DROP TABLE inline;
         """
 
     /// TinyLFU's frequency sketch: chunk -1 is a header (generation, word count, additions),

@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 1
+    static let schemaVersion: Int32 = 2
 
     let root: String
     let databasePath: String
@@ -29,6 +29,8 @@ final class DiskIndex: @unchecked Sendable {
     private struct ReaderPool {
         var idle: [SQLiteConnection] = []
         var generation = 0
+        /// Whether a job that ends idle readers' transactions is pending.
+        var releaseScheduled = false
     }
 
     /// Where the index of the cache rooted at `root` lives.
@@ -95,11 +97,19 @@ final class DiskIndex: @unchecked Sendable {
 
     // MARK: - Access
 
-    /// Runs `body` on a reader connection (outside any explicit transaction).
+    /// Runs `body` on a reader connection, in a read transaction that sees every commit
+    /// finished before the call (kept open between calls while no commit happens, see
+    /// `WALHeader`).
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let (connection, generation) = try checkOutReader()
         defer { checkIn(connection, generation: generation) }
-        return try body(connection)
+        do {
+            if let header = connection.currentWALHeader() { try connection.refreshSnapshot(to: header) }
+            return try body(connection)
+        } catch {
+            connection.endSnapshot()
+            throw error
+        }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` on the writer connection, recreating the
@@ -163,17 +173,39 @@ final class DiskIndex: @unchecked Sendable {
         let connection = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout, createsFile: false)
         // Map the whole index (up to SQLite's 2 GiB ceiling) so that a lookup in a large cache
         // touches mapped pages instead of copying them through read(2) into a small page cache.
-        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 2147418112")
+        // The SELECT attaches the connection to the `-shm` file, whose header it then watches.
+        try connection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 2147418112; SELECT 1 FROM totals LIMIT 1")
+        connection.walHeader = connection.mapWALHeader()
         return (connection, generation)
     }
 
     private func checkIn(_ connection: SQLiteConnection, generation: Int) {
-        let stale: SQLiteConnection? = readers.withLock { pool in
-            guard pool.generation == generation, pool.idle.count < 8 else { return connection }
+        let (stale, scheduleRelease): (SQLiteConnection?, Bool) = readers.withLock { pool in
+            guard pool.generation == generation, pool.idle.count < 8 else { return (connection, false) }
             pool.idle.append(connection)
-            return nil
+            guard connection.snapshot != nil, !pool.releaseScheduled else { return (nil, false) }
+            pool.releaseScheduled = true
+            return (nil, true)
         }
         stale?.close()
+        if scheduleRelease {
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.snapshotIdleRelease) {
+                [weak self] in self?.releaseIdleSnapshots()
+            }
+        }
+    }
+
+    /// How long after a read an idle reader may keep its transaction open. An open read
+    /// transaction keeps SQLite from checkpointing past it, so the WAL of a cache that other
+    /// processes keep writing would grow while this process stopped reading.
+    static let snapshotIdleRelease: TimeInterval = 0.05
+
+    /// Ends the read transactions of the readers not in use.
+    private func releaseIdleSnapshots() {
+        readers.withLock { pool in
+            pool.releaseScheduled = false
+            for connection in pool.idle { connection.endSnapshot() }
+        }
     }
 
     private func retireReaders() {
@@ -281,17 +313,21 @@ final class DiskIndex: @unchecked Sendable {
         let hasSketchTable = try db.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sketch'") {
             $0.int(0) == 1
         }
-        if version == 0 || hasSketchTable != true {
-            try db.execute("BEGIN IMMEDIATE")
-            do {
-                // Version 1 indexes written before the sketch existed gain its table; older Stash
-                // versions ignore it.
-                try db.execute(version == 0 ? Self.schema : Self.sketchTable)
-                try db.execute("COMMIT")
-            } catch {
-                try? db.execute("ROLLBACK")  // the schema error is the one to report
-                throw error
+        guard version < Self.schemaVersion || hasSketchTable != true else { return }
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            // Another process may have created or upgraded the schema since the check above.
+            let current = try db.first("PRAGMA user_version") { Int32($0.int(0)) } ?? 0
+            if current == 1 {
+                // Version 1 indexes written before the sketch existed gain its table too.
+                try db.execute(Self.sketchTable + Self.migrationFromVersion1 + Self.schema)
+            } else if current == 0 {
+                try db.execute(Self.schema)
             }
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")  // the schema error is the one to report
+            throw error
         }
     }
 

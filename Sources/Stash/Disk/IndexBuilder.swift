@@ -69,8 +69,9 @@ enum IndexBuilder {
                 try db.run(
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                                         content_type, etag, last_modified, extra, id)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+                            CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?13) THEN NULL ELSE ?13 END)
                     ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
                         checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
                         expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
@@ -81,7 +82,7 @@ enum IndexBuilder {
                         .blob(s.keyBytes!), .int(s.size), .text(entry.file), .integer(Int64(bitPattern: s.checksum)),
                         .real(s.created), .optionalReal(s.expires), .int(s.pinned ? 1 : 0), .integer(rank),
                         .optionalText(s.contentType), .optionalText(s.etag), .optionalText(s.lastModified),
-                        .optionalText(s.extra),
+                        .optionalText(s.extra), .integer(DiskCache.entryID(forKey: s.keyBytes!)),
                     ])
             }
             if let old { rank = try salvageInlineEntries(from: old, into: db, rank: rank) }
@@ -116,11 +117,14 @@ enum IndexBuilder {
         guard (try? source.first("PRAGMA quick_check") { $0.text(0) }) == .some("ok") else { return rank }
         var rank = rank
         var rows: [[SQLiteValue]] = []
+        // Version 1 kept inline bytes in `inline`, version 2 in `items`.
+        let hasItems = (try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'") { _ in true })
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
                    e.last_modified, e.extra, i.data
-            FROM entries e JOIN inline i ON i.id = e.id WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
+            FROM entries e JOIN \(hasItems == true ? "items" : "inline") i ON i.id = e.id
+            WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
             """
         ) { row in
             guard let data = row.blob(10), data.count == row.int(1) else { return }
@@ -133,15 +137,17 @@ enum IndexBuilder {
         guard read != nil else { return rank }
         for row in rows {
             rank += 1
+            guard case .blob(let keyBytes) = row[0] else { continue }
             let id = try db.first(
                 """
                 INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
-                                     last_modified, extra, rank)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                                     last_modified, extra, rank, id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                        CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?12) THEN NULL ELSE ?12 END)
                 ON CONFLICT (key) DO NOTHING RETURNING id
-                """, Array(row[0..<10]) + [.integer(rank)]
+                """, Array(row[0..<10]) + [.integer(rank), .integer(DiskCache.entryID(forKey: keyBytes))]
             ) { $0.int64(0) }
-            if let id { try db.run("INSERT INTO inline (id, data) VALUES (?1, ?2)", [.integer(id), row[10]]) }
+            if let id { try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), row[10]]) }
         }
         return rank
     }

@@ -27,6 +27,11 @@ final class SQLiteConnection {
     /// Statements of the hot paths, found by the address of their literal text rather than
     /// by hashing it.
     private var literalStatements: [UnsafeRawPointer: OpaquePointer] = [:]
+    /// The WAL-index header under which this reader's open read transaction started, or `nil`
+    /// when none is open (see `WALHeader`).
+    var snapshot: WALHeader?
+    /// SQLite's mapping of the WAL-index header, for a reader (see `mapWALHeader()`).
+    var walHeader: UnsafeRawPointer?
 
     /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,
     /// `path` is a `file:` URI opened read-only (for a cache directory that cannot be written).
@@ -53,6 +58,8 @@ final class SQLiteConnection {
     deinit { close() }
 
     func close() {
+        snapshot = nil
+        walHeader = nil
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
         for statement in literalStatements.values { sqlite3_finalize(statement) }
@@ -148,6 +155,19 @@ final class SQLiteConnection {
         }
     }
 
+    /// Runs the statement `sql` with `value` bound to `?1` and maps its first row; found by its
+    /// literal's address, like `first(_:bindingKey:map:)`.
+    func first<T>(_ sql: StaticString, bindingInteger value: Int64, map: (SQLiteRow) throws -> T) throws -> T? {
+        let statement = try prepared(literal: sql)
+        defer { sqlite3_reset(statement) }
+        let rc = sqlite3_bind_int64(statement, 1, value)
+        if rc != SQLITE_OK { throw lastError }
+        let step = sqlite3_step(statement)
+        if step == SQLITE_ROW { return try map(SQLiteRow(statement: statement)) }
+        if step == SQLITE_DONE { return nil }
+        throw lastError
+    }
+
     private func prepared(literal sql: StaticString) throws(SQLiteError) -> OpaquePointer {
         let address = UnsafeRawPointer(sql.utf8Start)
         if let statement = literalStatements[address] { return statement }
@@ -222,6 +242,15 @@ struct SQLiteRow {
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Whether the column holds exactly `bytes` (compared in place, without a copy).
+    func blob(_ column: Int32, equals bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let pointer = sqlite3_column_blob(statement, column)
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count == bytes.count else { return false }
+        guard count > 0, let pointer, let base = bytes.baseAddress else { return count == 0 }
+        return memcmp(pointer, base, count) == 0
     }
 
     func blob(_ column: Int32) -> Data? {
