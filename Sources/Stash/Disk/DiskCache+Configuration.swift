@@ -36,6 +36,16 @@ extension DiskCache {
         /// its limit, and one write in about every 1 % of the limit's worth of writes evicts
         /// that batch in its transaction. 1.0 evicts only what each write needs.
         public var lowWaterMark: Double
+        /// The most one eviction batch removes beyond what the write that triggered it needs,
+        /// or `nil` for no bound.
+        ///
+        /// Bounds the batch that ``lowWaterMark`` asks for in a large cache: 1 % of 100 GB is
+        /// 1 GB, and 1 % of a million small entries is 10 000 deletions in one transaction, a
+        /// stall of seconds for the store that pays for it. With the bound, eviction stops at
+        /// whichever of the low-water mark and `limit − maximumEvictionBatch` is higher (and,
+        /// for ``countLimit``, 1024 entries below it), so the cache stays fuller still.
+        /// Defaults to 1 MiB.
+        public var maximumEvictionBatch: ByteCount?
         /// The time-to-live of entries stored without one, or `nil` (the default) to keep entries
         /// until they are evicted.
         public var defaultTimeToLive: Duration?
@@ -96,6 +106,7 @@ extension DiskCache {
             sizeLimit: ByteCount = .megabytes(150),
             countLimit: Int? = nil,
             lowWaterMark: Double = 0.99,
+            maximumEvictionBatch: ByteCount? = .mebibytes(1),
             defaultTimeToLive: Duration? = nil,
             inlineThreshold: ByteCount = .kibibytes(32),
             durability: Durability = .fast,
@@ -112,6 +123,7 @@ extension DiskCache {
             self.sizeLimit = sizeLimit
             self.countLimit = countLimit
             self.lowWaterMark = lowWaterMark
+            self.maximumEvictionBatch = maximumEvictionBatch
             self.defaultTimeToLive = defaultTimeToLive
             self.inlineThreshold = inlineThreshold
             self.durability = durability
@@ -134,6 +146,9 @@ extension DiskCache {
             if let countLimit, countLimit <= 0 { throw invalid("countLimit must be positive, got \(countLimit)") }
             guard lowWaterMark > 0, lowWaterMark <= 1 else {
                 throw invalid("lowWaterMark must be in (0, 1], got \(lowWaterMark)")
+            }
+            if let batch = maximumEvictionBatch, batch.bytes <= 0 {
+                throw invalid("maximumEvictionBatch must be positive or nil, got \(batch.bytes)")
             }
             if let ttl = defaultTimeToLive, ttl <= .zero {
                 throw invalid("defaultTimeToLive must be positive, got \(ttl)")

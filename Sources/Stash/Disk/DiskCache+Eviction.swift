@@ -71,7 +71,7 @@ extension DiskCache {
     func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
         let limits = EvictionLimits(
             sizeLimit: effectiveSizeLimit.bytes, countLimit: configuration.countLimit,
-            lowWaterMark: configuration.lowWaterMark)
+            lowWaterMark: configuration.lowWaterMark, maximumBatch: configuration.maximumEvictionBatch?.bytes)
         let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
             (size: $0.int(0), count: $0.int(1))
         }

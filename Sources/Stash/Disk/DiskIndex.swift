@@ -37,6 +37,7 @@ final class DiskIndex: @unchecked Sendable {
     static func databasePath(inRoot root: String) -> String { root + "/index.sqlite" }
 
     private let writer = LockedValue(Writer())
+    let checkpointer: IndexCheckpointer
     private let readers = LockedValue(ReaderPool())
 
     /// Opens (creating, checking and if needed rebuilding) the index of `root`.
@@ -53,6 +54,7 @@ final class DiskIndex: @unchecked Sendable {
         self.durability = durability
         self.onEvent = onEvent
         self.isReadOnly = readOnly || (access(root, F_OK) == 0 && access(root, W_OK) != 0)
+        self.checkpointer = IndexCheckpointer(databasePath: databasePath, busyTimeout: busyTimeout)
         if isReadOnly {
             try openReadOnly()
         } else {
@@ -88,6 +90,7 @@ final class DiskIndex: @unchecked Sendable {
             state.connection?.close()
             state.connection = nil
         }
+        checkpointer.close()
         readers.withLock { pool in
             for connection in pool.idle { connection.close() }
             pool.idle.removeAll()
@@ -209,6 +212,7 @@ final class DiskIndex: @unchecked Sendable {
     }
 
     private func retireReaders() {
+        checkpointer.close()
         let old = readers.withLock { pool in
             pool.generation += 1
             defer { pool.idle.removeAll() }
@@ -250,6 +254,7 @@ final class DiskIndex: @unchecked Sendable {
             }
             do {
                 state.connection = try openAndMigrate()
+                checkpointer.install(on: state.connection!)
                 Foundation.close(lock)
                 break
             } catch let error as SQLiteError where error.isCorruption && attempt == 0 {
