@@ -175,9 +175,10 @@ extension DiskCache {
             inline: row.isNull(3) ? (row.blob(7) ?? Data()) : nil)
     }
 
-    /// The id an entry for `key` is stored under when it is free: 63 bits of the key's XXH64
-    /// (never negative, so that -1 can mean "no entry"). Another key hashing to the same id
-    /// gets a free id instead, and is found through the key index.
+    /// The id an entry for `key` is stored under when it is free.
+    ///
+    /// 63 bits of the key's XXH64, never negative, so that -1 can mean "no entry". Another key
+    /// hashing to the same id gets a free id instead, and is found through the key index.
     static func entryID(forKey keyBytes: UnsafeRawBufferPointer) -> Int64 {
         Int64(bitPattern: Checksum.of(keyBytes) >> 1)
     }

@@ -1,6 +1,7 @@
 extension DiskIndex {
-    /// Two rows per entry, both under the same id (derived from a hash of the key, see
-    /// `DiskCache.entryID(forKey:)`):
+    /// The tables: two rows per entry, both under one id derived from a hash of the key.
+    ///
+    /// See `DiskCache.entryID(forKey:)` for the id.
     ///
     /// * `items` holds what a read needs, inline bytes included, so that a hit is one lookup
     ///   by integer key. It is written when a value is stored or removed, never by a hit.
@@ -78,6 +79,7 @@ extension DiskIndex {
         """
 
     /// The read side of each entry, and the triggers that copy `entries`' columns into it.
+    ///
     /// `data` is set by the store itself (NULL for a value kept in a file).
     static let itemsTable = """
         CREATE TABLE IF NOT EXISTS items (

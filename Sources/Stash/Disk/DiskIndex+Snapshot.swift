@@ -72,11 +72,14 @@ extension SQLiteConnection {
     ///
     /// The transaction's snapshot is taken by the first statement that reads after `BEGIN`,
     /// i.e. after `header` was read, so it includes every commit that changed the header before.
-    func refreshSnapshot(to header: WALHeader) throws(SQLiteError) {
-        if let snapshot, snapshot == header { return }
+    /// - Returns: Whether a new transaction was started.
+    @discardableResult
+    func refreshSnapshot(to header: WALHeader) throws(SQLiteError) -> Bool {
+        if let snapshot, snapshot == header { return false }
         endSnapshot()
         try executeCached("BEGIN")
         snapshot = header
+        return true
     }
 
     /// Ends the open read transaction, if any, so that SQLite can checkpoint past it.

@@ -31,12 +31,17 @@ final class DiskIndex: @unchecked Sendable {
         var generation = 0
         /// Whether a job that ends idle readers' transactions is pending.
         var releaseScheduled = false
+        var idleRelease: TimeInterval = 0.05
+        /// When a reader holding a read transaction was last returned (uptime nanoseconds).
+        var lastCheckIn: UInt64 = 0
     }
 
     /// Where the index of the cache rooted at `root` lives.
     static func databasePath(inRoot root: String) -> String { root + "/index.sqlite" }
 
     private let writer = LockedValue(Writer())
+    /// How many read transactions readers started (tests: a burst of reads starts one).
+    let snapshotStarts = LockedValue(0)
     let checkpointer: IndexCheckpointer
     private let readers = LockedValue(ReaderPool())
 
@@ -107,7 +112,9 @@ final class DiskIndex: @unchecked Sendable {
         let (connection, generation) = try checkOutReader()
         defer { checkIn(connection, generation: generation) }
         do {
-            if let header = connection.currentWALHeader() { try connection.refreshSnapshot(to: header) }
+            if let header = connection.currentWALHeader(), try connection.refreshSnapshot(to: header) {
+                snapshotStarts.withLock { $0 += 1 }
+            }
             return try body(connection)
         } catch {
             connection.endSnapshot()
@@ -183,32 +190,46 @@ final class DiskIndex: @unchecked Sendable {
     }
 
     private func checkIn(_ connection: SQLiteConnection, generation: Int) {
-        let (stale, scheduleRelease): (SQLiteConnection?, Bool) = readers.withLock { pool in
-            guard pool.generation == generation, pool.idle.count < 8 else { return (connection, false) }
+        let (stale, releaseAfter): (SQLiteConnection?, TimeInterval?) = readers.withLock { pool in
+            guard pool.generation == generation, pool.idle.count < 8 else { return (connection, nil) }
             pool.idle.append(connection)
-            guard connection.snapshot != nil, !pool.releaseScheduled else { return (nil, false) }
+            guard connection.snapshot != nil else { return (nil, nil) }
+            pool.lastCheckIn = DispatchTime.now().uptimeNanoseconds
+            guard !pool.releaseScheduled else { return (nil, nil) }
             pool.releaseScheduled = true
-            return (nil, true)
+            return (nil, pool.idleRelease)
         }
         stale?.close()
-        if scheduleRelease {
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.snapshotIdleRelease) {
-                [weak self] in self?.releaseIdleSnapshots()
-            }
+        if let releaseAfter { scheduleRelease(after: releaseAfter) }
+    }
+
+    private func scheduleRelease(after seconds: TimeInterval) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + seconds) { [weak self] in
+            self?.releaseIdleSnapshots(onlyIfIdle: true)
         }
     }
 
-    /// How long after a read an idle reader may keep its transaction open. An open read
-    /// transaction keeps SQLite from checkpointing past it, so the WAL of a cache that other
-    /// processes keep writing would grow while this process stopped reading.
-    static let snapshotIdleRelease: TimeInterval = 0.05
+    /// How long an idle reader may keep its read transaction open after the last read.
+    ///
+    /// 50 ms unless a test changes it. An open read transaction keeps SQLite from checkpointing
+    /// past it, so the WAL of a cache that other processes keep writing would grow while this
+    /// process stopped reading.
+    var snapshotIdleRelease: TimeInterval {
+        get { readers.withLock { $0.idleRelease } }
+        set { readers.withLock { $0.idleRelease = newValue } }
+    }
 
-    /// Ends the read transactions of the readers not in use.
-    private func releaseIdleSnapshots() {
-        readers.withLock { pool in
+    /// Ends the read transactions of the readers not in use; with `onlyIfIdle`, only once no
+    /// read has finished for `snapshotIdleRelease` (else it looks again then).
+    func releaseIdleSnapshots(onlyIfIdle: Bool = false) {
+        let again: TimeInterval? = readers.withLock { pool in
+            let idleFor = Double(DispatchTime.now().uptimeNanoseconds &- pool.lastCheckIn) / 1e9
+            if onlyIfIdle && idleFor < pool.idleRelease { return pool.idleRelease - idleFor }
             pool.releaseScheduled = false
             for connection in pool.idle { connection.endSnapshot() }
+            return nil
         }
+        if let again { scheduleRelease(after: again) }
     }
 
     private func retireReaders() {

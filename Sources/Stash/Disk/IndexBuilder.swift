@@ -118,7 +118,9 @@ enum IndexBuilder {
         var rank = rank
         var rows: [[SQLiteValue]] = []
         // Version 1 kept inline bytes in `inline`, version 2 in `items`.
-        let hasItems = (try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'") { _ in true })
+        let hasItems = try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'") {
+            _ in true
+        }
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+
+@testable import Stash
+
+/// The read path of schema 2: a lookup by the key's id in `items`, inside a read transaction
+/// kept open while nothing commits; ids that collide or predate schema 2; the background
+/// checkpoint; bounded eviction batches.
+@Suite struct DiskIndexHotPathTests {
+    static func open(_ dir: URL, _ configuration: DiskCache.Configuration = .init(sizeLimit: .megabytes(50)))
+        throws -> DiskCache
+    {
+        try DiskCache(directory: dir, configuration: configuration)
+    }
+
+    static func rawIndex(_ dir: URL, busyTimeout: Duration = .seconds(5)) throws -> SQLiteConnection {
+        try SQLiteConnection(
+            path: DiskIndex.databasePath(inRoot: dir.standardizedFileURL.path), busyTimeout: busyTimeout,
+            createsFile: false)
+    }
+
+    @Test func aBurstOfHitsRunsInOneReadTransaction() throws {
+        try withTemporaryDirectory { dir in
+            // No background write of the hits during the loop: it would be a commit.
+            let cache = try Self.open(dir, .init(sizeLimit: .megabytes(50), accessFlushDelay: .seconds(3600)))
+            cache.index.snapshotIdleRelease = 3600  // a loaded machine may pause the loop
+            for i in 0..<50 { try cache.store(pattern(700, seed: UInt64(i)), forKey: "k\(i)") }
+            _ = try cache.data(forKey: "k0")
+            let before = cache.index.snapshotStarts.withLock { $0 }
+            #expect(before >= 1)  // reads do run in transactions of their own
+            for round in 0..<20 {
+                for i in 0..<50 {
+                    #expect(try cache.data(forKey: "k\(i)") == pattern(700, seed: UInt64(i)), "\(round)")
+                }
+            }
+            // 1000 reads and nothing committed: the first read's transaction serves them all.
+            #expect(cache.index.snapshotStarts.withLock { $0 } == before)
+        }
+    }
+
+    @Test func aReadSeesEveryCommitOfAnotherConnectionThatFinishedBeforeIt() throws {
+        try withTemporaryDirectory { dir in
+            let reader = try Self.open(dir)
+            let writer = try Self.open(dir)  // its own index connections, as another process has
+            #expect(try reader.data(forKey: "probe") == nil)
+            for round in 0..<200 {
+                let value = pattern(100 + round, seed: UInt64(round))
+                try writer.store(value, forKey: "k")
+                #expect(try reader.data(forKey: "k") == value, "round \(round): the store")
+                #expect(try reader.containsData(forKey: "k"), "round \(round)")
+                if round % 2 == 0 {
+                    try writer.removeData(forKey: "k")
+                    #expect(try reader.data(forKey: "k") == nil, "round \(round): the removal")
+                    #expect(try !reader.containsData(forKey: "k"), "round \(round)")
+                }
+            }
+        }
+    }
+
+    @Test func anIdleReaderEndsItsTransactionSoThatACheckpointCanFinish() throws {
+        try withTemporaryDirectory { dir in
+            let reader = try Self.open(dir)
+            reader.index.snapshotIdleRelease = 3600  // released by hand below
+            let writer = try Self.open(dir)
+            try writer.store(pattern(500, seed: 1), forKey: "a")
+            #expect(try reader.data(forKey: "a") != nil)  // the reader now holds a snapshot
+            for i in 0..<20 { try writer.store(pattern(500, seed: UInt64(i)), forKey: "b\(i)") }
+            let raw = try Self.rawIndex(dir, busyTimeout: .milliseconds(100))
+            defer { raw.close() }
+            // wal_checkpoint(TRUNCATE) reports busy = 1 while a reader uses the WAL.
+            let busyWhileHeld = try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+            #expect(busyWhileHeld == 1)
+            reader.index.releaseIdleSnapshots()
+            let busyAfterRelease = try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+            #expect(busyAfterRelease == 0)
+            #expect(try reader.data(forKey: "b19") == pattern(500, seed: 19))
+        }
+    }
+
+    @Test func anEntryNotUnderItsKeysIdIsFoundThroughTheKeyIndex() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            try cache.store(pattern(300, seed: 1), forKey: "a")
+            let idOfB = DiskCache.entryID(forKey: Data("b".utf8))
+            // Move "a" onto the id that "b" hashes to, as a collision would have placed it.
+            try cache.index.write { db in
+                try db.run("UPDATE items SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
+                try db.run("UPDATE entries SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
+            }
+            try cache.store(pattern(400, seed: 2), forKey: "b")  // its id is taken: it gets another
+            let idOfStoredB = try cache.index.read { db in
+                try db.first("SELECT id FROM entries WHERE key = ?1", [.blob(Data("b".utf8))]) { $0.int64(0) }
+            }
+            #expect(idOfStoredB != idOfB)
+            #expect(try cache.data(forKey: "a") == pattern(300, seed: 1))
+            #expect(try cache.data(forKey: "b") == pattern(400, seed: 2))
+            #expect(try cache.containsData(forKey: "b"))
+            try cache.removeData(forKey: "a")  // "b"'s own id is free now; "b" is elsewhere
+            #expect(try cache.data(forKey: "b") == pattern(400, seed: 2))
+            #expect(try cache.data(forKey: "a") == nil)
+        }
+    }
+
+    @Test func anIndexOfSchemaVersionOneIsMigratedWithItsValues() throws {
+        try withTemporaryDirectory { dir in
+            var cache = try Self.open(dir, .init(sizeLimit: .megabytes(50), inlineThreshold: .kibibytes(4)))
+            try cache.store(pattern(1000, seed: 1), forKey: "inline")
+            try cache.store(pattern(9000, seed: 2), forKey: "file")
+            cache.close()
+            // Turn it into version 1's layout: inline bytes in `inline`, no `items`.
+            let raw = try Self.rawIndex(dir)
+            try raw.execute(
+                """
+                BEGIN;
+                CREATE TABLE inline (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+                INSERT INTO inline SELECT id, data FROM items WHERE data IS NOT NULL;
+                DROP TRIGGER entries_item_inserted; DROP TRIGGER entries_item_updated; DROP TRIGGER entries_deleted;
+                DROP TABLE items;
+                CREATE TRIGGER entries_deleted AFTER DELETE ON entries BEGIN
+                    UPDATE totals SET size = size - OLD.size, count = count - 1 WHERE id = 1;
+                    DELETE FROM inline WHERE id = OLD.id;
+                END;
+                UPDATE entries SET id = id / 2;
+                UPDATE inline SET id = id / 2;
+                PRAGMA user_version = 1;
+                COMMIT;
+                """)
+            raw.close()
+            cache = try Self.open(dir, .init(sizeLimit: .megabytes(50), inlineThreshold: .kibibytes(4)))
+            #expect(try cache.data(forKey: "inline") == pattern(1000, seed: 1))
+            #expect(try cache.data(forKey: "file") == pattern(9000, seed: 2))
+            #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 2)
+            try cache.removeData(forKey: "inline")  // the new triggers keep `items` in step
+            #expect(try cache.data(forKey: "inline") == nil)
+            #expect(try cache.index.read { db in try db.first("SELECT count(*) FROM items") { $0.int(0) } } == 1)
+            #expect(try cache.verify().isHealthy)
+        }
+    }
+
+    @Test func checkpointsRunInTheBackgroundAndTheWALStaysBounded() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            let checkpointed = DiskCacheAccessFlushTests.Signal()
+            let threads = LockedValue<Set<Bool>>([])
+            cache.index.checkpointer.didCheckpoint = {
+                threads.withLock { _ = $0.insert(Thread.isMainThread) }
+                checkpointed.fire()
+            }
+            // About five pages a store: 1000 WAL pages are crossed well before 1000 stores.
+            for i in 0..<1000 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+            #expect(checkpointed.wait())
+            #expect(threads.withLock { $0 } == [false])
+            let raw = try Self.rawIndex(dir)
+            defer { raw.close() }
+            // What the background checkpoint copied is in the database file: everything reads.
+            #expect(try raw.first("SELECT count(*) FROM items") { $0.int(0) } == 1000)
+        }
+    }
+
+    @Test func anEvictionBatchStopsAtTheBoundBeyondWhatTheWriteNeeds() throws {
+        for (bound, expectedEvictions) in [(ByteCount?.some(.mebibytes(1)), 17), (nil, 65)] {
+            try withTemporaryDirectory { dir in
+                let cache = try Self.open(
+                    dir,
+                    .init(
+                        sizeLimit: .mebibytes(8), lowWaterMark: 0.5, maximumEvictionBatch: bound,
+                        evictionPolicy: .firstInFirstOut))
+                for i in 0..<128 { try cache.store(pattern(65_536, seed: UInt64(i)), forKey: "k\(i)") }
+                #expect(cache.statistics.evictions == 0)
+                try cache.store(pattern(65_536, seed: 999), forKey: "new")
+                // 129 × 64 KiB; down to max(4 MiB, 8 MiB − 1 MiB) = 7 MiB with the bound, 4 MiB without.
+                #expect(cache.statistics.evictions == expectedEvictions, "bound \(String(describing: bound))")
+                #expect(try cache.containsData(forKey: "new"))
+            }
+        }
+    }
+
+    @Test func aZeroEvictionBoundIsRefused() throws {
+        try withTemporaryDirectory { dir in
+            #expect {
+                _ = try Self.open(dir, .init(sizeLimit: .megabytes(1), maximumEvictionBatch: .bytes(0)))
+            } throws: { error in
+                (error as? StashError)?.code == .invalidArgument
+                    && (error as? StashError)?.message.contains("maximumEvictionBatch") == true
+            }
+        }
+    }
+}
