@@ -11,6 +11,10 @@ struct TrimSimulation {
     enum Order: String, CaseIterable {
         case fifo = "FIFO (insertion)"
         case lru = "LRU (access)"
+        /// FIFO with a second chance: a hit marks the entry (a write only if it was unmarked);
+        /// the trim moves marked entries to the back, unmarked, instead of deleting them.
+        case clock = "CLOCK (second chance)"
+        var name: String { String(rawValue.prefix { $0 != " " }) }
     }
 
     struct Result {
@@ -18,6 +22,9 @@ struct TrimSimulation {
         var hits = 0
         var bytesRequested = 0
         var bytesHit = 0
+        /// Hits that must write to the row (LRU: every hit; CLOCK: the first since the last trim pass).
+        var hitWrites = 0
+        var writesPerHit: Double { Double(hitWrites) / Double(max(1, hits)) }
         var objectRatio: Double { Double(hits) / Double(max(1, requests)) }
         var byteRatio: Double { Double(bytesHit) / Double(max(1, bytesRequested)) }
     }
@@ -30,8 +37,8 @@ struct TrimSimulation {
         print("(a tenth of the limit written triggers a trim down to 90 %; sizes are fractions of the working set)")
         print(
             "trace".padding(toLength: 16, withPad: " ", startingAt: 0) + pad("cache", 7)
-                + Order.allCases.map { pad(String($0.rawValue.prefix(4)) + " obj", 10) + pad("byte", 8) }.joined()
-                + pad("Δobj", 8) + pad("Δbyte", 8))
+                + Order.allCases.map { pad($0.name + " obj", 11) + pad("byte", 8) }.joined()
+                + pad("CLOCK writes/hit", 18))
         for path in traces {
             let (keys, sizes) = try Self.load(path)
             var seen = [Int: Int]()
@@ -42,13 +49,11 @@ struct TrimSimulation {
                 let limit = Int(Double(workingSet) * fraction)
                 let results = Order.allCases.map { Self.simulate(keys: keys, sizes: sizes, limit: limit, order: $0) }
                 let cells = results.map {
-                    pad(format($0.objectRatio * 100, 1) + " %", 10) + pad(format($0.byteRatio * 100, 1) + " %", 8)
+                    pad(format($0.objectRatio * 100, 1) + " %", 11) + pad(format($0.byteRatio * 100, 1) + " %", 8)
                 }
-                let deltaObject = (results[1].objectRatio - results[0].objectRatio) * 100
-                let deltaByte = (results[1].byteRatio - results[0].byteRatio) * 100
                 print(
                     name.padding(toLength: 16, withPad: " ", startingAt: 0) + pad(format(fraction * 100, 0) + " %", 7)
-                        + cells.joined() + pad(format(deltaObject, 1), 8) + pad(format(deltaByte, 1), 8))
+                        + cells.joined() + pad(format(results[2].writesPerHit, 2), 18))
             }
         }
     }
@@ -85,6 +90,7 @@ struct TrimSimulation {
         var previous = [Int](repeating: -1, count: count)
         var next = [Int](repeating: -1, count: count)
         var size = [Int](repeating: 0, count: count)
+        var referenced = [Bool](repeating: false, count: count)
         var head = -1
         var tail = -1
         var total = 0
@@ -111,9 +117,18 @@ struct TrimSimulation {
             if present[key] {
                 result.hits += 1
                 result.bytesHit += bytes
-                if order == .lru {
+                switch order {
+                case .fifo:
+                    break
+                case .lru:
+                    result.hitWrites += 1
                     unlink(key)
                     append(key)
+                case .clock:
+                    if !referenced[key] {
+                        referenced[key] = true
+                        result.hitWrites += 1
+                    }
                 }
                 continue
             }
@@ -129,6 +144,11 @@ struct TrimSimulation {
                     while total > lowWater, head >= 0 {
                         let victim = head
                         unlink(victim)
+                        if referenced[victim] {
+                            referenced[victim] = false
+                            append(victim)
+                            continue
+                        }
                         present[victim] = false
                         total -= size[victim]
                     }
