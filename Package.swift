@@ -140,6 +140,8 @@ let package = Package(
             dependencies: [
                 "StashPostgres", "StashHTTP", "StashPostgresTestWorker",
                 .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -153,6 +155,7 @@ let package = Package(
             dependencies: [
                 "StashPostgres", "StashHTTP", .product(name: "FlyingFox", package: "FlyingFox"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

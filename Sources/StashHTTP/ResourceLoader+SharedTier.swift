@@ -78,44 +78,68 @@ extension ResourceLoader {
 
     /// A lookup in the shared tier: a hit is stored in the disk cache and delivered; a miss or a
     /// failure returns `nil`.
+    ///
+    /// The body streams from the tier: one at or above the disk tier's inline threshold goes
+    /// chunk by chunk into a download file that the disk cache takes by rename, as a download
+    /// from the origin does; a smaller one is received in memory.
     private func loadFromSharedTier(
         _ shared: any SharedTier, key: String, policy: CachePolicy, isRecheck: Bool = false
     ) async -> SharedLookup {
-        let entry: SharedEntry?
+        let clock = configuration.clock
+        let spool = SharedBodySpool(
+            fileThreshold: cache.configuration.inlineThreshold.bytes, directory: downloadsDirectory,
+            accepts: { head in policy != .http || HTTPFreshness.isFresh(head.metadata, at: clock()) })
+        let head: SharedEntryHead?
         do {
-            entry = try await shared.entry(forKey: key)
+            head = try await shared.streamEntry(forKey: key, into: spool)
         } catch {
             // Deliberately tolerated: the shared tier is an optimisation; the origin answers.
+            spool.discard()
             sharedTier.counters.withLock { $0.failures += 1 }
             logger.debug("Shared tier lookup failed", metadata: ["key": "\(key)", "error": "\(error)"])
             return .failed
         }
-        guard let entry, policy != .http || HTTPFreshness.isFresh(entry.metadata, at: configuration.clock()) else {
+        guard let head else {
+            spool.discard()  // absent, stale, or a body that failed verification: never served
             if !isRecheck { sharedTier.counters.withLock { $0.misses += 1 } }
             return .miss
         }
         let memoryKey = CacheKey(key)
         versions.beginWrite(memoryKey)
         var timeToLive: Duration?
-        if let expires = entry.expires {
+        if let expires = head.expires {
             timeToLive = .seconds(max(0.001, expires.timeIntervalSince(configuration.clock())))
         }
-        var unstoredReason: StashError?
+        var result = LoadResult(metadata: head.metadata, source: .shared)
         do {
-            try await cache.store(entry.body, forKey: key, timeToLive: timeToLive, metadata: entry.metadata)
+            switch spool.finish() {
+            case .memory(let data):
+                result.data = data
+                try await cache.store(data, forKey: key, timeToLive: timeToLive, metadata: head.metadata)
+            case .file(let file):
+                defer { file.remove() }  // normally gone already; removes it if the cache copied instead
+                // Opened before the move: the bytes stay readable whatever the cache does next.
+                result.retainedBody = RetainedBody(path: file.path)
+                try await cache.store(
+                    fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, timeToLive: timeToLive,
+                    metadata: head.metadata)
+            }
         } catch {
             // Tolerated like a download that cannot be stored: the caller still gets the body.
-            unstoredReason = error as? StashError ?? StashError(.io, "Cannot store '\(key)'.", cause: error)
+            result.unstoredReason = error as? StashError ?? StashError(.io, "Cannot store '\(key)'.", cause: error)
             counters.withLock { $0.storeFailures += 1 }
         }
         invalidateMemory(forKey: key, bytesChanged: true)
-        let version = versions.endWrite(memoryKey)
+        result.version = versions.endWrite(memoryKey)
+        if result.unstoredReason != nil, result.data == nil {
+            // The waiting requests get data, as for an unstored download; without the retained
+            // file (it could not be opened) the origin answers instead.
+            guard let data = try? result.retainedBody?.data() else { return .failed }
+            result.data = data
+        }
         sharedTier.counters.withLock { $0.hits += 1 }
-        logger.debug("Shared tier hit", metadata: ["key": "\(key)"])
-        let result = LoadResult(
-            metadata: entry.metadata, source: .shared, data: entry.body, unstoredReason: unstoredReason,
-            version: version)
-        return .hit((result, unstoredReason == nil ? .stored : .notStored))
+        logger.debug("Shared tier hit", metadata: ["key": "\(key)", "size": "\(head.size)"])
+        return .hit((result, result.unstoredReason == nil ? .stored : .notStored))
     }
 
     /// Hands a body just downloaded and stored to the shared tier, in the background or before
@@ -127,8 +151,14 @@ extension ResourceLoader {
         let created = configuration.clock()
         let lock = sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }
         await writeToSharedTier(key: key, releasing: lock) {
-            guard let body = try data ?? retained?.data() else { return }
-            try await shared.store(SharedEntry(key: key, body: body, metadata: result.metadata, created: created))
+            if let data {
+                try await shared.store(SharedEntry(key: key, body: data, metadata: result.metadata, created: created))
+            } else if let retained {
+                // A body stored as a file streams from it: never read into memory whole.
+                let head = SharedEntryHead(
+                    key: key, size: try retained.size(), metadata: result.metadata, created: created)
+                try await shared.store(head, body: RetainedBodyChunks(body: retained, chunkSize: Self.sharedChunkSize))
+            }
         }
     }
 
@@ -176,6 +206,11 @@ extension ResourceLoader {
             }
         }
     }
+}
+
+extension ResourceLoader {
+    /// The chunk size in which a file-backed download streams to the shared tier.
+    static let sharedChunkSize = 1 << 20
 }
 
 /// What a lookup in the shared tier found.

@@ -6,8 +6,14 @@ import Stash
 extension PostgresSharedTier {
     /// Runs one database operation behind the circuit breaker and the timeout, creating the
     /// table first if it does not exist yet; every failure becomes a `StashError`.
+    ///
+    /// A streamed operation passes `wholeTimeout: false` and times each round trip itself
+    /// (``withTimeout(_:_:)`` around each query), since a large body takes as long as it takes;
+    /// its caller's own failures (a sink or body sequence throwing) arrive as ``CallerFailure``
+    /// and are rethrown without counting against the database.
     func guarded<Result: Sendable>(
-        _ operation: String, key: String?, _ body: @escaping @Sendable () async throws -> Result
+        _ operation: String, key: String?, wholeTimeout: Bool = true,
+        _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         let what = key.map { "\(operation) '\($0)'" } ?? operation
         if breaker.admit() == .refused {
@@ -18,18 +24,21 @@ extension PostgresSharedTier {
                     + "repeated failures; it retries on its own.")
         }
         do {
-            let result = try await withTimeout(configuration.operationTimeout) {
-                if !self.schema.withLock({ $0 }) {
-                    try await self.createSchema()
-                    self.schema.withLock { $0 = true }
+            let result: Result
+            if wholeTimeout {
+                result = try await withTimeout(configuration.operationTimeout) {
+                    try await self.createSchemaIfNeeded()
+                    return try await body()
                 }
-                return try await body()
+            } else {
+                try await withTimeout(configuration.operationTimeout) { try await self.createSchemaIfNeeded() }
+                result = try await body()
             }
-            if breaker.succeeded() == .closed {
-                counters.withLock { $0.recoveries += 1 }
-                logger.notice("PostgreSQL shared tier answers again", metadata: ["endpoint": "\(endpoint)"])
-            }
+            answered()
             return result
+        } catch let failure as CallerFailure {
+            answered()  // the database did its part; the caller's sink or body failed
+            throw failure.error
         } catch {
             if Task.isCancelled {
                 _ = breaker.succeeded()  // the caller gave up; the database did not fail
@@ -49,6 +58,27 @@ extension PostgresSharedTier {
             throw StashError(
                 .transport, "The PostgreSQL shared tier at \(endpoint) failed to \(what).", cause: error)
         }
+    }
+
+    private func createSchemaIfNeeded() async throws {
+        if !schema.withLock({ $0 }) {
+            try await createSchema()
+            schema.withLock { $0 = true }
+        }
+    }
+
+    /// Tells the breaker that the database answered, noting a recovery.
+    private func answered() {
+        if breaker.succeeded() == .closed {
+            counters.withLock { $0.recoveries += 1 }
+            logger.notice("PostgreSQL shared tier answers again", metadata: ["endpoint": "\(endpoint)"])
+        }
+    }
+
+    /// A failure of the caller's side of a streamed operation (its sink, its body sequence):
+    /// not the database's, so it never opens the breaker.
+    struct CallerFailure: Error {
+        var error: any Error
     }
 
     /// A `StashError` for a failure that retrying cannot fix (bad credentials, no such

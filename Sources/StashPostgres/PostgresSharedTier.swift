@@ -171,23 +171,34 @@ public final class PostgresSharedTier: SharedTier {
     public func store(_ entry: SharedEntry) async throws {
         try Self.validate(key: entry.key)
         guard entry.body.count <= configuration.sizeLimit.bytes else {
-            throw StashError(
-                .tooLarge,
-                "Cannot store '\(entry.key)' in the PostgreSQL shared tier at \(endpoint): its \(entry.body.count) "
-                    + "bytes exceed the tier's sizeLimit (\(configuration.sizeLimit.bytes)); raise the limit.")
+            throw tooLarge(entry.key, size: entry.body.count)
         }
         try await guarded("store", key: entry.key) { try await self.insert(entry) }
+        try await recordStore(size: entry.body.count)
+    }
+
+    /// Counts a store of `size` bytes and trims if this process has written a tenth of the
+    /// limit since its last trim.
+    func recordStore(size: Int) async throws {
         counters.withLock {
             $0.stores += 1
-            $0.bytesStored += entry.body.count
+            $0.bytesStored += size
         }
         let due = bytesSinceTrim.withLock { written -> Bool in
-            written += entry.body.count
+            written += size
             guard written >= max(1, configuration.sizeLimit.bytes / 10) else { return false }
             written = 0
             return true
         }
         if due { try await trim() }
+    }
+
+    /// The error for a body over ``Configuration/sizeLimit``.
+    func tooLarge(_ key: String, size: Int) -> StashError {
+        StashError(
+            .tooLarge,
+            "Cannot store '\(key)' in the PostgreSQL shared tier at \(endpoint): its \(size) "
+                + "bytes exceed the tier's sizeLimit (\(configuration.sizeLimit.bytes)); raise the limit.")
     }
 
     /// Replaces the metadata and expiry of the entry under `key`, keeping its body.

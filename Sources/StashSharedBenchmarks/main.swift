@@ -9,6 +9,9 @@ import StashPostgres
 //
 //   scripts/postgres run -- swift run -c release StashSharedBenchmarks            # latency, throughput
 //   scripts/postgres run -- swift run -c release StashSharedBenchmarks fleet      # 3 processes, 300 photos
+//   scripts/postgres run -- swift run -c release StashSharedBenchmarks large      # 32 MiB streamed
+//   scripts/postgres run -- swift run -c release StashSharedBenchmarks access-cost  # what LRU costs per hit
+//   swift run -c release StashSharedBenchmarks trim TRACE.csv…  # FIFO vs LRU trim (no database)
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -17,6 +20,18 @@ LoggingSystem.bootstrap { label in
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "trim" {
+    // Needs no database: a model of the tier's batch trim, replayed on trace files.
+    let fractions = [0.01, 0.05, 0.1]
+    do {
+        try TrimSimulation(traces: Array(arguments.dropFirst()), fractions: fractions).run()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("StashSharedBenchmarks trim: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 guard let url = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] else {
     FileHandle.standardError.write(
         Data(
@@ -33,10 +48,20 @@ do {
         let instances = arguments.count > 1 ? Int(arguments[1]) ?? 3 : 3
         let photos = arguments.count > 2 ? Int(arguments[2]) ?? 300 : 300
         try await FleetBenchmark(url: url, instances: instances, photos: photos).run()
+    case "large":
+        let mebibytes = arguments.count > 1 ? Int(arguments[1]) ?? 32 : 32
+        let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 5 : 5
+        try await LargeBodyBenchmark(url: url, size: mebibytes << 20, rounds: rounds).run()
+    case "access-cost":
+        let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 3 : 3
+        try await AccessCostBenchmark(url: url, rounds: rounds).run()
     case "fleet-worker":
         try await FleetBenchmark.worker(Array(arguments.dropFirst()), url: url)
     default:
-        FileHandle.standardError.write(Data("usage: StashSharedBenchmarks [all | fleet [INSTANCES [PHOTOS]]]\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                ("usage: StashSharedBenchmarks [all | fleet [INSTANCES [PHOTOS]] | large [MIB [ROUNDS]] "
+                    + "| access-cost [ROUNDS] | trim TRACE.csv…]\n").utf8))
         exit(2)
     }
 } catch {

@@ -3,7 +3,9 @@ import Stash
 import StashPostgres
 
 // A second process for the PostgreSQL tests: `write URL TABLE WRITER COUNT` stores COUNT entries
-// `shared-0…` whose bodies depend on WRITER, so that two writers contest every key.
+// `shared-0…` whose bodies depend on WRITER, so that two writers contest every key;
+// `stream URL TABLE SIZE DIR` round-trips a SIZE-byte body through the streaming API and reports
+// its resident memory (see Streaming.swift).
 
 func bytes(_ count: Int, seed: UInt64) -> Data {
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
@@ -20,6 +22,10 @@ func bytes(_ count: Int, seed: UInt64) -> Data {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 6, arguments[1] == "stream", let size = Int(arguments[4]) {
+    await streamRoundTrip(url: arguments[2], table: arguments[3], size: size, directory: arguments[5])
+    exit(0)
+}
 guard arguments.count == 6, arguments[1] == "write", let writer = Int(arguments[4]), let count = Int(arguments[5])
 else {
     FileHandle.standardError.write(Data("usage: StashPostgresTestWorker write URL TABLE WRITER COUNT\n".utf8))

@@ -1,6 +1,8 @@
 import FlyingFox
 import FlyingSocks
 import Foundation
+import Logging
+import PostgresNIO
 import Stash
 import StashPostgres
 import Testing
@@ -39,6 +41,23 @@ enum Postgres {
         if let port { components.port = port }
         if let database { components.path = "/" + database }
         return components.string!
+    }
+
+    /// Runs `sql` on a connection of its own: the tests' way to damage rows behind a tier's back.
+    static func execute(_ sql: String) async throws {
+        let components = URLComponents(string: url!)!
+        let configuration = PostgresConnection.Configuration(
+            host: components.host!, port: components.port ?? 5432, username: components.user!,
+            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: Logger(label: "stash.tests"))
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "stash.tests"))
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 
     /// Stops (`pause`) or restarts (`resume`) the cluster's server, keeping its data.

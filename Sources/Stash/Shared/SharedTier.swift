@@ -59,6 +59,39 @@ public protocol SharedTier: Sendable {
     /// - Complexity: One round trip.
     func containsEntry(forKey key: String) async throws -> Bool
 
+    /// Reads the entry under `key` into `sink`: its head first, then its body chunk by chunk,
+    /// so that a large body is never held whole in memory.
+    ///
+    /// The body is verified (size and checksum) once all of it has been delivered: only a
+    /// returned head makes what the sink received usable. A default implementation reads the
+    /// body with ``entry(forKey:)`` and delivers it in one chunk.
+    ///
+    /// - Parameters:
+    ///   - key: A non-empty key, compared byte for byte.
+    ///   - sink: Receives the head, then the body; see ``SharedBodySink``.
+    /// - Returns: The head once the whole body was delivered and verified; `nil` on a miss, for
+    ///   an expired entry, when the sink declined it, and for a body that fails verification (the
+    ///   sink must then discard what it received).
+    /// - Throws: When the backend cannot answer (the chain counts this as a miss), and what the
+    ///   sink throws.
+    /// - Complexity: One round trip per few chunks, plus O(*n*) in the body's length; memory
+    ///   O(chunk) in implementations that stream.
+    func streamEntry<Sink: SharedBodySink>(forKey key: String, into sink: Sink) async throws -> SharedEntryHead?
+
+    /// Stores a body that arrives in chunks under `head.key`, replacing any entry there,
+    /// atomically: readers see the old entry or the complete new one.
+    ///
+    /// A default implementation collects the body and calls ``store(_:)``.
+    ///
+    /// - Parameters:
+    ///   - head: The key, the body's exact size, metadata and expiry.
+    ///   - body: The body's bytes in order, chunks of any length.
+    /// - Throws: `StashError` with `StashError.Code.invalidArgument` when the body's length is
+    ///   not `head.size`, what `body` throws, and what ``store(_:)`` throws; nothing is stored.
+    /// - Complexity: One round trip per chunk, plus O(*n*) in the body's length; memory
+    ///   O(chunk) in implementations that stream.
+    func store<Body: AsyncSequence<Data, any Error> & Sendable>(_ head: SharedEntryHead, body: Body) async throws
+
     /// Takes a fleet-wide lock on `key` before an instance fetches it from the origin, so that
     /// the other instances that miss it at the same time wait for its write instead of fetching
     /// it too.

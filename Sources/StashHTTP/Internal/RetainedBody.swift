@@ -17,7 +17,7 @@ import Stash
 /// a second download. The open descriptor keeps the file's bytes alive after the cache has
 /// renamed or unlinked the path.
 final class RetainedBody: Sendable {
-    private let descriptor: Int32
+    let descriptor: Int32
     private let path: String
 
     /// Opens the file at `path` for reading, or returns `nil` when it cannot be opened (the
