@@ -38,6 +38,22 @@ import Testing
         }
     }
 
+    /// The memory tier's hit path gives the same table as adding one request at a time.
+    @Test func addingOneToABlockEqualsAddingOne() {
+        var fast = FrequencySketch(entries: 100, isBlocked: true)
+        var plain = FrequencySketch(entries: 100, isBlocked: true)
+        var random = SplitMix64(seed: 11)
+        let keys = fingerprints(50, seed: 10)
+        for _ in 0..<2000 {
+            let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+            fast.addOneToBlock(key)
+            plain.add(key)
+        }
+        #expect(fast.words == plain.words)
+        #expect(fast.additions == plain.additions)
+        #expect(keys.contains { fast.estimate($0) == 15 })
+    }
+
     @Test func countersStopAtFifteen() {
         var sketch = FrequencySketch()
         sketch.add(7, count: 40)

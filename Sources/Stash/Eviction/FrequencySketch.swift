@@ -104,6 +104,22 @@ package struct FrequencySketch: Hashable, Sendable {
         additions += count
     }
 
+    /// Adds one request of `fingerprint` to a sketch in the blocked layout: ``add(_:count:)``
+    /// with a count of 1, in one pass over the key's block (the memory tier's hit path).
+    package mutating func addOneToBlock(_ fingerprint: Int64) {
+        precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
+        let mixed = Self.mix(UInt64(bitPattern: fingerprint))
+        let base = (Int(truncatingIfNeeded: mixed) & (words.count / 8 - 1)) * 8
+        words.withUnsafeMutableBufferPointer { table in
+            for row in 0..<4 {
+                let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
+                let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
+                if (table[word] >> shift) & 0xF < 15 { table[word] += 1 << shift }
+            }
+        }
+        additions += 1
+    }
+
     /// Halves every counter once `samplesPerWord` additions per table word (`sampleSize` by
     /// default) have accumulated since the last time.
     package mutating func ageIfDue(samplesPerWord: Int = Self.samplesPerWord) {

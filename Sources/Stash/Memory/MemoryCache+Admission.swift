@@ -20,7 +20,7 @@ extension MemoryCache {
         /// Counts a hit on `fingerprint`.
         @usableFromInline
         mutating func recordHit(_ fingerprint: UInt32) {
-            sketch.add(Int64(fingerprint))
+            sketch.addOneToBlock(Int64(fingerprint))
             sketch.climber.recordHits(1)
         }
 

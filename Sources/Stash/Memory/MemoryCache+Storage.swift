@@ -237,11 +237,21 @@ extension MemoryCache {
 
         /// Moves an entry of the small queue to its head (the adaptive policy's window is an LRU
         /// queue).
+        ///
+        /// Relinks in place, as ``moveToFront(_:)`` does for ``main``.
         @inlinable
         mutating func moveToFrontOfSmallQueue(_ slot: Int) {
-            guard slot != small.head else { return }
-            Self.unlink(slot, from: &small, nodes: &nodes)
-            Self.link(slot, atHeadOf: &small, nodes: &nodes)
+            let head = small.head
+            guard slot != head else { return }
+            // Not the head, so it has a newer neighbour, and the queue has a head.
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            nodes[previous].next = next
+            if next != Storage.none { nodes[next].previous = previous } else { small.tail = previous }
+            nodes[slot].previous = Storage.none
+            nodes[slot].next = head
+            nodes[head].previous = slot
+            small.head = slot
         }
 
         /// Moves an entry from the small queue, or from within ``main``, to the head of ``main``.
