@@ -98,11 +98,11 @@ import Testing
         let before = keys.map(sketch.estimate)
         let words = sketch.words.count
         sketch.ensureCapacity(forEntries: 5000)
-        #expect(sketch.words.count >= 5000 * FrequencySketch.wordsPerEntry)
+        #expect(sketch.words.count >= 5000 * sketch.entryWords)
         #expect(sketch.words.count > words)
         #expect(keys.map(sketch.estimate) == before)
         sketch.ensureCapacity(forEntries: 10)  // never shrinks
-        #expect(sketch.words.count >= 5000 * FrequencySketch.wordsPerEntry)
+        #expect(sketch.words.count >= 5000 * sketch.entryWords)
     }
 
     @Test func recordsWhichChunksChangedForPersistence() throws {

@@ -24,6 +24,9 @@ package struct FrequencySketch: Hashable, Sendable {
     package static let maximumWords = 1 << 20
     /// Table words per entry the table is sized for (rounded up to a power of two).
     package static let wordsPerEntry = 8
+    /// Table words per entry in the blocked layout: its table is a quarter as large, so that the
+    /// memory tier's sketch stays in the processor's cache (a hit reads one block of it).
+    package static let blockedWordsPerEntry = 2
     /// Additions between two halvings, per word of the table.
     package static let samplesPerWord = 8
 
@@ -46,7 +49,10 @@ package struct FrequencySketch: Hashable, Sendable {
     /// An empty sketch for about `entries` entries; `isBlocked` chooses the memory tier's
     /// layout (four counters in one 64-byte block), which is never persisted.
     package init(entries: Int = 0, tracksChanges: Bool = false, isBlocked: Bool = false) {
-        self.words = Array(repeating: 0, count: Self.wordCount(forEntries: entries))
+        self.words = Array(
+            repeating: 0,
+            count: Self.wordCount(
+                forEntries: entries, perEntry: isBlocked ? Self.blockedWordsPerEntry : Self.wordsPerEntry))
         self.additions = 0
         self.tracksChanges = tracksChanges
         self.isBlocked = isBlocked
@@ -69,7 +75,13 @@ package struct FrequencySketch: Hashable, Sendable {
     /// Requests per sample of the window climber: about `climberSamplesPerEntry` per entry the
     /// table is sized for, at least `minimumClimberSample`.
     package var climberSampleSize: Int {
-        max(Self.minimumClimberSample, words.count / Self.wordsPerEntry * Self.climberSamplesPerEntry)
+        max(Self.minimumClimberSample, words.count / entryWords * Self.climberSamplesPerEntry)
+    }
+
+    /// Table words per entry the table is sized for: ``wordsPerEntry``, or
+    /// ``blockedWordsPerEntry`` in the blocked layout.
+    package var entryWords: Int {
+        isBlocked ? Self.blockedWordsPerEntry : Self.wordsPerEntry
     }
 
     /// Climber samples per entry the table is sized for.
@@ -134,7 +146,7 @@ package struct FrequencySketch: Hashable, Sendable {
     /// Doubling keeps every estimate: a key's counter in the wider table is at index `i` or
     /// `i + oldCount`, and both start as copies of the old word `i`.
     package mutating func ensureCapacity(forEntries entries: Int) {
-        let wanted = Self.wordCount(forEntries: entries)
+        let wanted = Self.wordCount(forEntries: entries, perEntry: entryWords)
         guard wanted > words.count else { return }
         while words.count < wanted { words += words }
         markEverythingChanged()
@@ -148,8 +160,8 @@ package struct FrequencySketch: Hashable, Sendable {
         changedChunks = Set(0..<((words.count + Self.wordsPerChunk - 1) / Self.wordsPerChunk))
     }
 
-    private static func wordCount(forEntries entries: Int) -> Int {
-        let wanted = min(max(0, entries), maximumWords) * wordsPerEntry
+    private static func wordCount(forEntries entries: Int, perEntry: Int) -> Int {
+        let wanted = min(max(0, entries), maximumWords) * perEntry
         var count = minimumWords
         while count < wanted && count < maximumWords { count *= 2 }
         return count

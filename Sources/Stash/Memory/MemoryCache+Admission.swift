@@ -7,7 +7,8 @@ extension MemoryCache {
     /// a hit under this policy costs one call more than under the others.
     @usableFromInline
     struct Admission {
-        /// The blocked layout: a hit hashes the fingerprint once and touches one cache line.
+        /// The blocked layout: a hit hashes the fingerprint once and touches one cache line of
+        /// a table of 16–32 bytes per entry.
         var sketch = FrequencySketch(isBlocked: true)
 
         @usableFromInline
@@ -30,7 +31,11 @@ extension MemoryCache {
         mutating func recordMiss(_ fingerprint: UInt32, entries: Int) {
             sketch.ensureCapacity(forEntries: entries + 1)
             sketch.add(Int64(fingerprint))
-            sketch.ageIfDue(samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord)
+            // The same additions per entry between halvings as on disk, over a table with a
+            // quarter of the words per entry.
+            sketch.ageIfDue(
+                samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord * FrequencySketch.wordsPerEntry
+                    / FrequencySketch.blockedWordsPerEntry)
             sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize)
         }
 

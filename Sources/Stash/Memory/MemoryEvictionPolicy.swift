@@ -83,7 +83,7 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     /// queue if that has room, otherwise it competes with the main queue's CLOCK victim and
     /// the one requested less often lately (ties keep the victim) is evicted. The climber
     /// widens the window when that raises the hit rate (recency-heavy use) and narrows it
-    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 64 to 128
+    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 16 to 32
     /// bytes per entry.
     public static let adaptive = MemoryEvictionPolicy(kind: .adaptive)
 
