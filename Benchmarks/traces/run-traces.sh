@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates the standard traces, replays them through libCacheSim and through Stash's policies
 # (the simulator, which runs DiskCache's own policy code), checks the simulator against a real
-# DiskCache on trace prefixes, and writes the tables of Benchmarks/POLICIES.md.
+# DiskCache on trace prefixes, and writes the tables of Benchmarks/POLICIES.md (a full run only).
 #
 #   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim]
 #
@@ -12,13 +12,16 @@
 # --keep-libcachesim reuses out/traces/replay.jsonl when it is newer than every trace (the
 # libCacheSim replays take most of the time: W-TinyLFU alone runs minutes on the photo feed).
 # Output: Benchmarks/out/traces/ (never committed): the traces, replay.jsonl (libCacheSim),
-# stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), summary.md.
+# stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), targets.md and
+# end-to-end.md (together summary.md); a full run also replaces the tables in POLICIES.md.
+# STASH_TRACES_OUT=DIR writes the traces and tables there instead (e.g. to keep a --quick
+# run's libCacheSim results beside the full run's).
 set -euo pipefail
 
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 root="$(cd "$bench_dir/.." && pwd)"
 venv="$bench_dir/.venv"
-out="$bench_dir/out/traces"
+out="${STASH_TRACES_OUT:-$bench_dir/out/traces}"
 requirements=("numpy>=1.23" "libcachesim==0.3.5")
 scratch="${STASH_SCRATCH:-.build}"
 
@@ -85,7 +88,28 @@ done
 
 "$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" > "$out/policies.md"
 "$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" --summary \
-    > "$out/summary.md"
-"$python" "$bench_dir/traces/policy_table.py" "$out/end-to-end.jsonl" --end-to-end >> "$out/summary.md"
+    > "$out/targets.md"
+"$python" "$bench_dir/traces/policy_table.py" "$out/end-to-end.jsonl" --end-to-end > "$out/end-to-end.md"
+cat "$out/targets.md" "$out/end-to-end.md" > "$out/summary.md"
 cat "$out/summary.md"
 echo "(per-trace tables in ${out#"$root/"}/policies.md, end to end in end-to-end.jsonl)" >&2
+
+# A full run (not --quick) writes its tables into Benchmarks/POLICIES.md, between the
+# <!-- run-traces.sh: NAME --> and <!-- /run-traces.sh: NAME --> markers; the prose is edited by hand.
+if [[ $requests == 1000000 ]]; then
+    "$python" - "$bench_dir/POLICIES.md" "$out" <<'PYTHON'
+import re
+import sys
+
+path, out = sys.argv[1], sys.argv[2]
+text = open(path).read()
+for name, file in (("summary", "targets.md"), ("end-to-end", "end-to-end.md"), ("per-trace", "policies.md")):
+    body = open(f"{out}/{file}").read().strip()
+    marker = re.compile(rf"(<!-- run-traces.sh: {name} -->\n).*?(\n<!-- /run-traces.sh: {name} -->)", re.S)
+    text, count = marker.subn(lambda match: match.group(1) + body + match.group(2), text)
+    if count != 1:
+        sys.exit(f"{path}: no <!-- run-traces.sh: {name} --> block to replace")
+open(path, "w").write(text)
+PYTHON
+    echo "(tables written into ${bench_dir#"$root/"}/POLICIES.md)" >&2
+fi

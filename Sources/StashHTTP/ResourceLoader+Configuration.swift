@@ -33,9 +33,10 @@ extension ResourceLoader {
         public var memoryCostLimit: ByteCount
         /// Which bodies the memory tier gives up first when it is full.
         ///
-        /// Defaults to `MemoryEvictionPolicy.leastRecentlyUsed`; `MemoryEvictionPolicy.sieve`
-        /// or `MemoryEvictionPolicy.s3fifo` keep often-requested bodies through a one-off
-        /// pass over many URLs. The disk's policy is the `DiskCache`'s own.
+        /// Defaults to `MemoryEvictionPolicy.adaptive`, which keeps often-requested bodies
+        /// through a one-off pass over many URLs (as do `MemoryEvictionPolicy.sieve` and
+        /// `MemoryEvictionPolicy.s3fifo`); `MemoryEvictionPolicy.leastRecentlyUsed` gives up the
+        /// body read longest ago. The disk's policy is the `DiskCache`'s own.
         public var memoryEvictionPolicy: MemoryEvictionPolicy
         /// When transient failures are retried.
         ///
@@ -87,7 +88,7 @@ extension ResourceLoader {
             cachePolicy: CachePolicy = .cacheFirst,
             maximumResponseSize: ByteCount? = nil,
             memoryCostLimit: ByteCount = .megabytes(50),
-            memoryEvictionPolicy: MemoryEvictionPolicy = .leastRecentlyUsed,
+            memoryEvictionPolicy: MemoryEvictionPolicy = .adaptive,
             retryPolicy: RetryPolicy = RetryPolicy(),
             cacheKey: @escaping @Sendable (URLRequest) -> String = Configuration.urlCacheKey,
             clock: @escaping @Sendable () -> Date = { Date() },

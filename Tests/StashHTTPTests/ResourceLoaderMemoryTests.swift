@@ -45,7 +45,7 @@ struct ResourceLoaderMemoryTests {
 
     @Test func theMemoryTiersPolicyComesFromTheConfiguration() async throws {
         try await withTemporaryDirectory { directory in
-            #expect(try Fixture(directory: directory).loader.memory.policy == .leastRecentlyUsed)
+            #expect(try Fixture(directory: directory).loader.memory.policy == .adaptive)
             let fixture = try Fixture(directory: directory) { $0.memoryEvictionPolicy = .sieve }
             #expect(fixture.loader.memory.policy == .sieve)
         }

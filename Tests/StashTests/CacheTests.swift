@@ -60,7 +60,7 @@ final class CacheEventLog: Sendable {
 
     @Test func theMemoryTiersPolicyIsChosenAtCreation() throws {
         try withTemporaryDirectory { dir in
-            #expect(try Cache(directory: dir, codec: .data).memory.policy == .leastRecentlyUsed)
+            #expect(try Cache(directory: dir, codec: .data).memory.policy == .adaptive)
             let cache = try Cache(directory: dir, memoryEvictionPolicy: .s3fifo, codec: .data)
             #expect(cache.memory.policy == .s3fifo)
             #expect(cache.disk.configuration.evictionPolicy == .adaptive)
@@ -111,7 +111,7 @@ final class CacheEventLog: Sendable {
 
     @Test func memoryPressureWarningHalvesMemoryAndTheRestIsReadFromDisk() throws {
         try withTemporaryDirectory { dir in
-            let cache = try Cache(directory: dir, codec: .data)
+            let cache = try Cache(directory: dir, memoryEvictionPolicy: .leastRecentlyUsed, codec: .data)
             for i in 0..<4 { try cache.store(pattern(10, seed: UInt64(i)), forKey: "k\(i)") }
             cache.memory.handleMemoryPressure(.warning)
             #expect(cache.memory.totalCount == 2)

@@ -8,8 +8,10 @@ import Testing
         return (0..<count).map { _ in Int64(bitPattern: random.next()) }
     }
 
-    @Test func estimatesNeverUndercountAndAreMostlyExactWhenTheTableIsWide() {
-        var sketch = FrequencySketch(entries: 1000)
+    /// Both layouts: DiskCache's (four independent words) and the memory tier's (one block).
+    @Test(arguments: [false, true])
+    func estimatesNeverUndercountAndAreMostlyExactWhenTheTableIsWide(isBlocked: Bool) {
+        var sketch = FrequencySketch(entries: 1000, isBlocked: isBlocked)
         var random = SplitMix64(seed: 5)
         let keys = fingerprints(300, seed: 1)
         var truth: [Int64: Int] = [:]
@@ -22,6 +24,34 @@ import Testing
         #expect(keys.allSatisfy { sketch.estimate($0) >= truth[$0]! })
         #expect(exact >= 290, "\(exact) of 300 exact")
         #expect(sketch.estimate(424_242) <= 1)
+    }
+
+    /// The memory tier's layout puts a key's four counters in one block of eight words.
+    @Test func theBlockedLayoutKeepsAKeysCountersInOneBlock() {
+        var sketch = FrequencySketch(entries: 1000, isBlocked: true)
+        for key in fingerprints(100, seed: 8) {
+            let before = sketch.words
+            sketch.add(key)
+            let changed = sketch.words.indices.filter { sketch.words[$0] != before[$0] }
+            #expect(!changed.isEmpty)
+            #expect(Set(changed.map { $0 / 8 }).count == 1, "words \(changed)")
+        }
+    }
+
+    /// The memory tier's hit path gives the same table as adding one request at a time.
+    @Test func addingOneToABlockEqualsAddingOne() {
+        var fast = FrequencySketch(entries: 100, isBlocked: true)
+        var plain = FrequencySketch(entries: 100, isBlocked: true)
+        var random = SplitMix64(seed: 11)
+        let keys = fingerprints(50, seed: 10)
+        for _ in 0..<2000 {
+            let key = keys[Int.random(in: 0..<keys.count, using: &random)]
+            fast.addOneToBlock(key)
+            plain.add(key)
+        }
+        #expect(fast.words == plain.words)
+        #expect(fast.additions == plain.additions)
+        #expect(keys.contains { fast.estimate($0) == 15 })
     }
 
     @Test func countersStopAtFifteen() {
@@ -60,18 +90,19 @@ import Testing
         #expect(sketch.additions == (90 + sketch.sampleSize) / 2)
     }
 
-    @Test func wideningKeepsEveryEstimate() {
-        var sketch = FrequencySketch(entries: 10)
+    @Test(arguments: [false, true])
+    func wideningKeepsEveryEstimate(isBlocked: Bool) {
+        var sketch = FrequencySketch(entries: 10, isBlocked: isBlocked)
         let keys = fingerprints(400, seed: 6)
         for (position, key) in keys.enumerated() { sketch.add(key, count: position % 7 + 1) }
         let before = keys.map(sketch.estimate)
         let words = sketch.words.count
         sketch.ensureCapacity(forEntries: 5000)
-        #expect(sketch.words.count >= 5000 * FrequencySketch.wordsPerEntry)
+        #expect(sketch.words.count >= 5000 * sketch.entryWords)
         #expect(sketch.words.count > words)
         #expect(keys.map(sketch.estimate) == before)
         sketch.ensureCapacity(forEntries: 10)  // never shrinks
-        #expect(sketch.words.count >= 5000 * FrequencySketch.wordsPerEntry)
+        #expect(sketch.words.count >= 5000 * sketch.entryWords)
     }
 
     @Test func recordsWhichChunksChangedForPersistence() throws {

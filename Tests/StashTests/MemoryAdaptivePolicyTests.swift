@@ -8,6 +8,25 @@ import Testing
         #expect(MemoryEvictionPolicy.adaptive.description == EvictionPolicy.adaptive.description)
     }
 
+    /// The key's fingerprint lives in the node's padding: a node still takes 48 bytes.
+    @Test func theStoredFingerprintKeepsTheNodeAt48Bytes() {
+        #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 48)
+    }
+
+    /// Until the cache is full every entry waits in the window, which is kept in LRU order: a
+    /// hit moves the entry to the window's newest end, as the disk policy does.
+    @Test func aHitMovesAWindowEntryToTheNewestEndOfTheWindow() {
+        let cache = MemoryCache<String, Int>(countLimit: 100, policy: .adaptive)
+        for key in ["a", "b", "c", "d"] { cache[key] = 0 }
+        #expect(cache.keysInEvictionOrder == ["a", "b", "c", "d"])
+
+        _ = cache["b"]
+        _ = cache["a"]
+
+        #expect(cache.keysInEvictionOrder == ["c", "d", "b", "a"])
+        #expect(cache.storageInvariantViolation == nil)
+    }
+
     /// A scan shorter than the climber's first sample (256 requests), so the window stays at 1 %:
     /// once the climber widens the window, the main queue shrinks and gives up entries
     /// without a contest, as in Caffeine.
@@ -21,6 +40,29 @@ import Testing
         #expect(hot.filter { cache.containsValue(forKey: $0) }.count == hot.count)
         #expect(cache.totalCount == 100)
         #expect(cache.storageInvariantViolation == nil)
+    }
+
+    /// The default policy is ``MemoryEvictionPolicy/adaptive``: the same one-pass scan (with
+    /// the hot set read in a seeded order, 210 reads, within the climber's first sample) that
+    /// flushes every hot entry from an LRU cache leaves them all in a default cache.
+    @Test func theDefaultCacheIsAdaptiveAndKeepsTheHotSetThroughAScanThatFlushesLRU() {
+        let byDefault = MemoryCache<String, Int>(countLimit: 100)
+        let lru = MemoryCache<String, Int>(countLimit: 100, policy: .leastRecentlyUsed)
+        var random = SplitMix64(seed: 13)
+        let hot = (0..<20).map { "hot-\($0)" }
+        let reads = hot.shuffled(using: &random) + hot.shuffled(using: &random)
+        for cache in [byDefault, lru] {
+            for key in hot { cache[key] = 0 }
+            for key in reads { _ = cache[key] }
+            for index in 0..<150 where cache["cold-\(index)"] == nil { cache["cold-\(index)"] = index }
+        }
+
+        #expect(byDefault.policy == .adaptive)
+        #expect(hot.filter { byDefault.containsValue(forKey: $0) } == hot)
+        #expect(hot.filter { lru.containsValue(forKey: $0) } == [])
+        #expect(byDefault.totalCount == 100)
+        #expect(lru.totalCount == 100)
+        #expect(byDefault.storageInvariantViolation == nil)
     }
 
     /// A feed read newest first, then one-hit keys: a post is read again only after more than

@@ -19,8 +19,8 @@ import Testing
 
     // MARK: - The public surface
 
-    @Test func defaultsToLeastRecentlyUsedAndNamesPoliciesAsTheDiskTierDoes() {
-        #expect(MemoryCache<String, Int>().policy == .leastRecentlyUsed)
+    @Test func defaultsToAdaptiveAndNamesPoliciesAsTheDiskTierDoes() {
+        #expect(MemoryCache<String, Int>().policy == .adaptive)
         #expect(MemoryCache<String, Int>(policy: .sieve).policy == .sieve)
         #expect(MemoryEvictionPolicy.all.map(\.description) == ["lru", "sieve", "s3-fifo"])
         #expect(MemoryEvictionPolicy.all == [.leastRecentlyUsed, .sieve, .s3fifo])

@@ -4,12 +4,20 @@ import Testing
 
 @Suite struct MemoryCacheTests {
     private func makeCache(
-        costLimit: Int = 1_000, countLimit: Int = .max, defaultTimeToLive: Duration? = nil,
-        entryCostLimitRatio: Double = 1, clock: ManualClock = ManualClock()
+        policy: MemoryEvictionPolicy? = nil, costLimit: Int = 1_000, countLimit: Int = .max,
+        defaultTimeToLive: Duration? = nil, entryCostLimitRatio: Double = 1, clock: ManualClock = ManualClock()
     ) -> (MemoryCache<String, Int>, EvictionLog<String, Int>) {
-        let cache = MemoryCache<String, Int>(
-            costLimit: costLimit, countLimit: countLimit, defaultTimeToLive: defaultTimeToLive,
-            entryCostLimitRatio: entryCostLimitRatio, clock: clock.now)
+        // Without a policy: the default one.
+        let cache =
+            if let policy {
+                MemoryCache<String, Int>(
+                    costLimit: costLimit, countLimit: countLimit, defaultTimeToLive: defaultTimeToLive,
+                    entryCostLimitRatio: entryCostLimitRatio, policy: policy, clock: clock.now)
+            } else {
+                MemoryCache<String, Int>(
+                    costLimit: costLimit, countLimit: countLimit, defaultTimeToLive: defaultTimeToLive,
+                    entryCostLimitRatio: entryCostLimitRatio, clock: clock.now)
+            }
         let log = EvictionLog<String, Int>()
         cache.onEviction = log.callback
         return (cache, log)
@@ -18,7 +26,7 @@ import Testing
     // MARK: - Limits and order
 
     @Test func evictsLeastRecentlyUsedEntryWhenOverCountLimit() {
-        let (cache, log) = makeCache(countLimit: 3)
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed, countLimit: 3)
         cache["a"] = 1
         cache["b"] = 2
         cache["c"] = 3
@@ -32,7 +40,7 @@ import Testing
     }
 
     @Test func evictsLeastRecentlyUsedEntriesUntilUnderCostLimit() {
-        let (cache, log) = makeCache(costLimit: 10)
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed, costLimit: 10)
         cache.setValue(1, forKey: "a", cost: 4)
         cache.setValue(2, forKey: "b", cost: 4)
         cache.setValue(3, forKey: "c", cost: 2)
@@ -58,7 +66,7 @@ import Testing
     }
 
     @Test func replacingAValueUpdatesItsCostAndMakesItMostRecentlyUsed() {
-        let (cache, log) = makeCache(costLimit: 10)
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed, costLimit: 10)
         cache.setValue(1, forKey: "a", cost: 3)
         cache.setValue(2, forKey: "b", cost: 3)
         cache.setValue(10, forKey: "a", cost: 5)
@@ -89,7 +97,7 @@ import Testing
     }
 
     @Test func trimsToCostAndToCountLeastRecentlyUsedFirst() {
-        let (cache, log) = makeCache()
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed)
         for (index, key) in ["a", "b", "c", "d", "e"].enumerated() { cache.setValue(index, forKey: key, cost: 2) }
 
         cache.trim(toCost: 7)
@@ -103,7 +111,7 @@ import Testing
     }
 
     @Test func loweringLimitsAtRuntimeEvictsDownToThem() {
-        let (cache, log) = makeCache(costLimit: 100, entryCostLimitRatio: 0.5)
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed, costLimit: 100, entryCostLimitRatio: 0.5)
         for (index, key) in ["a", "b", "c", "d"].enumerated() { cache.setValue(index, forKey: key, cost: 10) }
 
         cache.costLimit = 30
@@ -139,7 +147,7 @@ import Testing
     }
 
     @Test func removeAllReportsEveryEntryLeastRecentlyUsedFirst() {
-        let (cache, log) = makeCache()
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed)
         cache["a"] = 1
         cache["b"] = 2
         _ = cache["a"]
@@ -256,7 +264,7 @@ import Testing
     }
 
     @Test func halvesOnMemoryPressureWarningAndEmptiesWhenCritical() {
-        let (cache, log) = makeCache()
+        let (cache, log) = makeCache(policy: .leastRecentlyUsed)
         for index in 0..<10 { cache.setValue(index, forKey: "k\(index)", cost: 3) }
 
         cache.handleMemoryPressure(.normal)

@@ -201,7 +201,8 @@ import Testing
         let root = try FakeRoot()
         let psi = try root.write(Self.pressure(some: 0), to: "memory.pressure")
         let monitor = MemoryPressureMonitor(files: .init(pressure: psi))
-        let cache = MemoryCache<Int, Int>()
+        // LRU, so that the half that stays is the most recently stored one.
+        let cache = MemoryCache<Int, Int>(policy: .leastRecentlyUsed)
         for key in 0..<10 { cache[key] = key }
         cache.startRespondingToMemoryPressure(monitor)
 

@@ -100,7 +100,7 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - memoryCountLimit: The most values kept in memory. Defaults to no limit; set one when
     ///     values cost 1 each (any type other than `Data` and `String` without a `cost`).
     ///   - memoryEvictionPolicy: Which values the memory tier gives up first. Defaults to
-    ///     ``MemoryEvictionPolicy/leastRecentlyUsed``. The disk tier uses its default policy,
+    ///     ``MemoryEvictionPolicy/adaptive``. The disk tier uses its default policy,
     ///     ``EvictionPolicy/adaptive``; pass your own ``DiskCache`` to
     ///     ``init(disk:memory:codec:cost:onEvent:)`` to choose another.
     ///   - codec: Encodes values for the disk and decodes them back.
@@ -114,7 +114,7 @@ public final class Cache<Value: Sendable>: Sendable {
     public convenience init(
         directory: URL, sizeLimit: ByteCount = .megabytes(150),
         memoryCostLimit: Int = MemoryCache<CacheKey, Value>.defaultCostLimit, memoryCountLimit: Int = .max,
-        memoryEvictionPolicy: MemoryEvictionPolicy = .leastRecentlyUsed,
+        memoryEvictionPolicy: MemoryEvictionPolicy = .adaptive,
         codec: some ValueCodec<Value>, cost: (@Sendable (Value) -> Int)? = nil,
         onEvent: (@Sendable (CacheEvent) -> Void)? = nil
     ) throws {

@@ -68,7 +68,8 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// first) read again soon after. So, as in Caffeine's adaptive W-TinyLFU, a hill climber
     /// resizes the window from the hit rate it samples (one sample per cached entry's worth of
     /// requests): from 1 % of the cache, where the filter decides nearly everything, up to 99 %,
-    /// where the cache is nearly a FIFO that still keeps what the sketch says is popular. Its
+    /// where the cache is nearly an LRU (the window is an LRU queue: a read moves an entry to its
+    /// newest end) that still keeps what the sketch says is popular. Its
     /// state (the share, the step, the last sampled hit rate) is persisted with the frequency
     /// sketch, shared by the processes that open the cache as the sketch is, and changes only
     /// at writes, so batched hits change no decision. See `Benchmarks/POLICIES.md`.
@@ -192,6 +193,12 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
                 if adapts { sketch.climber.recordHits(hits) }
             }
             next.frequency = min(state.frequency + hits, Self.maximumFrequency)
+            if adapts && state.queue == Self.smallQueue {
+                // The adaptive window is an LRU queue: a read entry goes to its newest end.
+                // Where the climber opens the window wide (recency-heavy workloads), the cache
+                // then orders most of its entries by recency, as LRU does, rather than FIFO.
+                next.rank = try index.nextRank()
+            }
         }
         return next == state ? nil : next
     }

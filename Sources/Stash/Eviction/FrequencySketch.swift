@@ -24,6 +24,9 @@ package struct FrequencySketch: Hashable, Sendable {
     package static let maximumWords = 1 << 20
     /// Table words per entry the table is sized for (rounded up to a power of two).
     package static let wordsPerEntry = 8
+    /// Table words per entry in the blocked layout: its table is a quarter as large, so that the
+    /// memory tier's sketch stays in the processor's cache (a hit reads one block of it).
+    package static let blockedWordsPerEntry = 2
     /// Additions between two halvings, per word of the table.
     package static let samplesPerWord = 8
 
@@ -35,15 +38,24 @@ package struct FrequencySketch: Hashable, Sendable {
     package private(set) var changedChunks: Set<Int> = []
     /// Whether changes are recorded in `changedChunks` (only DiskCache persists them).
     private let tracksChanges: Bool
+    /// Whether a key's four counters share one 64-byte block of eight words (the memory tier's
+    /// layout: one hash and one cache line per request) rather than lying in four independent
+    /// words of the whole table (DiskCache's persisted layout).
+    private let isBlocked: Bool
     /// The ``EvictionPolicy/adaptive`` policy's window sizing, kept and persisted with the
     /// sketch because both are the policy's shared, approximate memory of recent requests.
     package var climber = WindowClimber()
 
-    /// An empty sketch for about `entries` entries.
-    package init(entries: Int = 0, tracksChanges: Bool = false) {
-        self.words = Array(repeating: 0, count: Self.wordCount(forEntries: entries))
+    /// An empty sketch for about `entries` entries; `isBlocked` chooses the memory tier's
+    /// layout (four counters in one 64-byte block), which is never persisted.
+    package init(entries: Int = 0, tracksChanges: Bool = false, isBlocked: Bool = false) {
+        self.words = Array(
+            repeating: 0,
+            count: Self.wordCount(
+                forEntries: entries, perEntry: isBlocked ? Self.blockedWordsPerEntry : Self.wordsPerEntry))
         self.additions = 0
         self.tracksChanges = tracksChanges
+        self.isBlocked = isBlocked
     }
 
     /// A sketch restored from persisted words, or `nil` when `words` is not a table this type writes.
@@ -54,6 +66,7 @@ package struct FrequencySketch: Hashable, Sendable {
         self.words = words
         self.additions = additions
         self.tracksChanges = tracksChanges
+        self.isBlocked = false
     }
 
     /// Additions after which the counters are halved.
@@ -62,7 +75,13 @@ package struct FrequencySketch: Hashable, Sendable {
     /// Requests per sample of the window climber: about `climberSamplesPerEntry` per entry the
     /// table is sized for, at least `minimumClimberSample`.
     package var climberSampleSize: Int {
-        max(Self.minimumClimberSample, words.count / Self.wordsPerEntry * Self.climberSamplesPerEntry)
+        max(Self.minimumClimberSample, words.count / entryWords * Self.climberSamplesPerEntry)
+    }
+
+    /// Table words per entry the table is sized for: ``wordsPerEntry``, or
+    /// ``blockedWordsPerEntry`` in the blocked layout.
+    package var entryWords: Int {
+        isBlocked ? Self.blockedWordsPerEntry : Self.wordsPerEntry
     }
 
     /// Climber samples per entry the table is sized for.
@@ -73,8 +92,9 @@ package struct FrequencySketch: Hashable, Sendable {
     /// How often `fingerprint` was added recently, from 0 to 15.
     package func estimate(_ fingerprint: Int64) -> Int {
         var result: UInt64 = 15
+        let mixed = isBlocked ? Self.mix(UInt64(bitPattern: fingerprint)) : 0
         for row in 0..<4 {
-            let (word, shift) = position(of: fingerprint, row: row)
+            let (word, shift) = isBlocked ? blockedPosition(of: mixed, row: row) : position(of: fingerprint, row: row)
             result = min(result, (words[word] >> shift) & 0xF)
         }
         return Int(result)
@@ -83,8 +103,9 @@ package struct FrequencySketch: Hashable, Sendable {
     /// Adds `count` requests of `fingerprint`; each counter stops at 15.
     package mutating func add(_ fingerprint: Int64, count: Int = 1) {
         guard count > 0 else { return }
+        let mixed = isBlocked ? Self.mix(UInt64(bitPattern: fingerprint)) : 0
         for row in 0..<4 {
-            let (word, shift) = position(of: fingerprint, row: row)
+            let (word, shift) = isBlocked ? blockedPosition(of: mixed, row: row) : position(of: fingerprint, row: row)
             let value = (words[word] >> shift) & 0xF
             let raised = UInt64(min(15, Int(value) + count))
             if raised != value {
@@ -93,6 +114,22 @@ package struct FrequencySketch: Hashable, Sendable {
             }
         }
         additions += count
+    }
+
+    /// Adds one request of `fingerprint` to a sketch in the blocked layout: ``add(_:count:)``
+    /// with a count of 1, in one pass over the key's block (the memory tier's hit path).
+    package mutating func addOneToBlock(_ fingerprint: Int64) {
+        precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
+        let mixed = Self.mix(UInt64(bitPattern: fingerprint))
+        let base = (Int(truncatingIfNeeded: mixed) & (words.count / 8 - 1)) * 8
+        words.withUnsafeMutableBufferPointer { table in
+            for row in 0..<4 {
+                let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
+                let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
+                if (table[word] >> shift) & 0xF < 15 { table[word] += 1 << shift }
+            }
+        }
+        additions += 1
     }
 
     /// Halves every counter once `samplesPerWord` additions per table word (`sampleSize` by
@@ -109,7 +146,7 @@ package struct FrequencySketch: Hashable, Sendable {
     /// Doubling keeps every estimate: a key's counter in the wider table is at index `i` or
     /// `i + oldCount`, and both start as copies of the old word `i`.
     package mutating func ensureCapacity(forEntries entries: Int) {
-        let wanted = Self.wordCount(forEntries: entries)
+        let wanted = Self.wordCount(forEntries: entries, perEntry: entryWords)
         guard wanted > words.count else { return }
         while words.count < wanted { words += words }
         markEverythingChanged()
@@ -123,11 +160,31 @@ package struct FrequencySketch: Hashable, Sendable {
         changedChunks = Set(0..<((words.count + Self.wordsPerChunk - 1) / Self.wordsPerChunk))
     }
 
-    private static func wordCount(forEntries entries: Int) -> Int {
-        let wanted = min(max(0, entries), maximumWords) * wordsPerEntry
+    private static func wordCount(forEntries entries: Int, perEntry: Int) -> Int {
+        let wanted = min(max(0, entries), maximumWords) * perEntry
         var count = minimumWords
         while count < wanted && count < maximumWords { count *= 2 }
         return count
+    }
+
+    /// The blocked layout's word and bit offset for `row`, from the fingerprint mixed once: the
+    /// low bits pick a block of eight words (so doubling the table splits each block in two, as
+    /// it splits words), then three bits per row the word within the block (bits 32–43) and
+    /// four the counter within the word (bits 44–59).
+    @inline(__always)
+    private func blockedPosition(of mixed: UInt64, row: Int) -> (word: Int, shift: UInt64) {
+        let block = Int(truncatingIfNeeded: mixed) & (words.count / 8 - 1)
+        let word = Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
+        return (block * 8 + word, ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2)
+    }
+
+    /// A SplitMix64 finaliser: spreads a fingerprint's bits over all 64.
+    @inline(__always)
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var x = value &+ 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
     }
 
     /// The word and bit offset of `fingerprint`'s counter for `row`: a SplitMix64 step per row

@@ -8,7 +8,7 @@
 /// step towards the smaller window (a full step up from the floor, to probe). The step decays
 /// by 2 % per sample, so the share settles, and jumps back to its full size when the hit rate
 /// changes by 5 points or more (the workload changed). A recency-heavy workload, whose entries
-/// are read while they are new, grows the window towards a FIFO of the whole cache; a
+/// are read while they are new, grows the window towards an LRU queue of the whole cache; a
 /// frequency-heavy one keeps it near the 1 % where the frequency filter guards almost
 /// everything. It starts moving down, so that the rising hit rate of a cache that is still
 /// filling does not push the window open.

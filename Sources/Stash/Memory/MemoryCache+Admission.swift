@@ -7,7 +7,9 @@ extension MemoryCache {
     /// a hit under this policy costs one call more than under the others.
     @usableFromInline
     struct Admission {
-        var sketch = FrequencySketch()
+        /// The blocked layout: a hit hashes the fingerprint once and touches one cache line of
+        /// a table of 16–32 bytes per entry.
+        var sketch = FrequencySketch(isBlocked: true)
 
         @usableFromInline
         init() {}
@@ -18,25 +20,29 @@ extension MemoryCache {
 
         /// Counts a hit on `fingerprint`.
         @usableFromInline
-        mutating func recordHit(_ fingerprint: Int) {
-            sketch.add(Int64(fingerprint))
+        mutating func recordHit(_ fingerprint: UInt32) {
+            sketch.addOneToBlock(Int64(fingerprint))
             sketch.climber.recordHits(1)
         }
 
         /// Counts a miss (an insertion) of `fingerprint` in a cache of `entries` entries; ages the
         /// sketch and moves the window when due, as the disk policy does at a write.
         @usableFromInline
-        mutating func recordMiss(_ fingerprint: Int, entries: Int) {
+        mutating func recordMiss(_ fingerprint: UInt32, entries: Int) {
             sketch.ensureCapacity(forEntries: entries + 1)
             sketch.add(Int64(fingerprint))
-            sketch.ageIfDue(samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord)
+            // The same additions per entry between halvings as on disk, over a table with a
+            // quarter of the words per entry.
+            sketch.ageIfDue(
+                samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord * FrequencySketch.wordsPerEntry
+                    / FrequencySketch.blockedWordsPerEntry)
             sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize)
         }
 
         /// Whether the window's oldest entry (`candidate`) was requested more often lately than
         /// the main queue's victim; ties keep the victim.
         @usableFromInline
-        func admits(_ candidate: Int, over victim: Int) -> Bool {
+        func admits(_ candidate: UInt32, over victim: UInt32) -> Bool {
             sketch.estimate(Int64(candidate)) > sketch.estimate(Int64(victim))
         }
     }
@@ -45,10 +51,10 @@ extension MemoryCache {
 extension MemoryCache.State {
     /// The adaptive policy's next victim.
     ///
-    /// While the window (the small queue) holds more than its share, its oldest entry moves to
-    /// the main queue if that has room, and otherwise competes with the main queue's CLOCK
-    /// victim: the one requested less often lately is evicted. With the window within its
-    /// share, the main queue evicts its CLOCK victim.
+    /// While the window (the small queue, kept in LRU order) holds more than its share, its
+    /// least recently used entry moves to the main queue if that has room, and otherwise
+    /// competes with the main queue's CLOCK victim: the one requested less often lately is
+    /// evicted. With the window within its share, the main queue evicts its CLOCK victim.
     ///
     /// O(1) amortized, as S3-FIFO: each pass-over in the main queue spends a read recorded by
     /// an earlier hit, and each move empties a place in the window.
@@ -78,8 +84,8 @@ extension MemoryCache.State {
                 continue
             }
             guard let victim = nextClockVictim() else { return candidate }
-            let candidateKey = storage.key(at: candidate).hashValue
-            guard storage.admission.admits(candidateKey, over: storage.key(at: victim).hashValue) else {
+            let candidateFingerprint = storage.nodes[candidate].fingerprint
+            guard storage.admission.admits(candidateFingerprint, over: storage.nodes[victim].fingerprint) else {
                 return candidate
             }
             storage.nodes[candidate].frequency = 0

@@ -19,15 +19,20 @@ extension MemoryCache.State {
         case .s3fifo:
             if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
         case .adaptive:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
-            storage.admission.recordHit(storage.key(at: slot).hashValue)
+            // The key's fingerprint was stored with the entry: a hit neither copies nor hashes
+            // the key.
+            let node = storage.nodes[slot]
+            if node.frequency < Self.maximumFrequency { storage.nodes[slot].frequency = node.frequency + 1 }
+            if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+            storage.admission.recordHit(node.fingerprint)
         }
     }
 
-    /// Whether a new entry for `key` starts in S3-FIFO's small queue rather than at the head of
-    /// the main list; decided before room is made for it, as the key may be in the ghost queue.
+    /// Whether a new entry for `key`, filled but not yet linked in `slot`, starts in the small
+    /// queue (S3-FIFO's, or the adaptive policy's window) rather than at the head of the main
+    /// list; decided before room is made for it, as the key may be in the ghost queue.
     @inlinable
-    mutating func admitsToSmallQueue(_ key: Key) -> Bool {
+    mutating func admitsToSmallQueue(_ key: Key, slot: Int) -> Bool {
         switch policy.kind {
         case .leastRecentlyUsed, .sieve:
             return false
@@ -36,8 +41,11 @@ extension MemoryCache.State {
             // proved it is reused: it skips the small queue.
             return !storage.ghosts.remove(key)
         case .adaptive:
-            // Every newcomer waits in the window; an insertion is a request that missed.
-            storage.admission.recordMiss(key.hashValue, entries: storage.count)
+            // Every newcomer waits in the window; an insertion is a request that missed. The
+            // key is hashed here once, for the entry's life.
+            let fingerprint = UInt32(truncatingIfNeeded: key.hashValue)
+            storage.nodes[slot].fingerprint = fingerprint
+            storage.admission.recordMiss(fingerprint, entries: storage.count)
             return true
         }
     }

@@ -115,7 +115,7 @@ extension MemoryCache {
                 storage.fill(slot, key: key, value: value, cost: cost, expiry: expiry)
                 // The policies are defined as making room before they insert: the newcomer
                 // stays unlinked until then, so that it can never be its own victim.
-                let isIntoSmallQueue = admitsToSmallQueue(key)
+                let isIntoSmallQueue = admitsToSmallQueue(key, slot: slot)
                 evict(toCost: costLimit, count: countLimit, reserving: cost, reason: .limit, evictions: &evictions)
                 storage.link(slot, intoSmallQueue: isIntoSmallQueue)
             } else {

@@ -32,6 +32,11 @@ extension MemoryCache {
         @usableFromInline var frequency: UInt8
         /// Whether the entry is in S3-FIFO's small queue rather than in ``Storage/main``.
         @usableFromInline var isInSmallQueue: Bool
+        /// The adaptive policy's fingerprint of the key: its hash value, truncated.
+        ///
+        /// Computed once when the entry is stored, so that a hit does not hash the key again; 0
+        /// under the other policies. It fills the rest of the padding after `isInSmallQueue`.
+        @usableFromInline var fingerprint: UInt32
         /// The neighbour towards the head (newer, or more recently used), or ``Storage/none``.
         @usableFromInline var previous: Int
         /// The neighbour towards the tail (older, or less recently used), or ``Storage/none``.
@@ -44,6 +49,7 @@ extension MemoryCache {
             self.expiry = expiry
             self.frequency = 0
             self.isInSmallQueue = false
+            self.fingerprint = 0
             self.previous = Storage.none
             self.next = Storage.none
         }
@@ -227,6 +233,25 @@ extension MemoryCache {
             nodes[slot].next = head
             nodes[head].previous = slot
             main.head = slot
+        }
+
+        /// Moves an entry of the small queue to its head (the adaptive policy's window is an LRU
+        /// queue).
+        ///
+        /// Relinks in place, as ``moveToFront(_:)`` does for ``main``.
+        @inlinable
+        mutating func moveToFrontOfSmallQueue(_ slot: Int) {
+            let head = small.head
+            guard slot != head else { return }
+            // Not the head, so it has a newer neighbour, and the queue has a head.
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            nodes[previous].next = next
+            if next != Storage.none { nodes[next].previous = previous } else { small.tail = previous }
+            nodes[slot].previous = Storage.none
+            nodes[slot].next = head
+            nodes[head].previous = slot
+            small.head = slot
         }
 
         /// Moves an entry from the small queue, or from within ``main``, to the head of ``main``.

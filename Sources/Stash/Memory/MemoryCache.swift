@@ -73,8 +73,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - entryCostLimitRatio: An entry costing more than this fraction of `costLimit` is not
     ///     kept. Defaults to 0.1. Must be in `0 < ratio ≤ 1`.
     ///   - policy: Which entries to give up first when over a limit. Defaults to
-    ///     ``MemoryEvictionPolicy/leastRecentlyUsed``; see ``MemoryEvictionPolicy`` for when to
-    ///     pick ``MemoryEvictionPolicy/sieve`` or ``MemoryEvictionPolicy/s3fifo``.
+    ///     ``MemoryEvictionPolicy/adaptive``, which keeps often-read entries through a one-off
+    ///     scan; see ``MemoryEvictionPolicy`` for when to pick
+    ///     ``MemoryEvictionPolicy/leastRecentlyUsed``, ``MemoryEvictionPolicy/sieve`` or
+    ///     ``MemoryEvictionPolicy/s3fifo``.
     ///   - cost: Computes the cost of a value stored without an explicit cost, for example
     ///     `{ $0.count }` for `Data`. Defaults to `nil`: such values cost 1.
     ///   - clock: The current time, for expiry. Inject a manual clock in tests. Defaults to
@@ -84,7 +86,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         countLimit: Int = .max,
         defaultTimeToLive: Duration? = nil,
         entryCostLimitRatio: Double = 0.1,
-        policy: MemoryEvictionPolicy = .leastRecentlyUsed,
+        policy: MemoryEvictionPolicy = .adaptive,
         cost: (@Sendable (Value) -> Int)? = nil,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {

@@ -5,8 +5,11 @@
 /// time-to-live and callbacks, and reports the same statistics; they differ only in which
 /// entry goes when something must.
 ///
-/// * ``leastRecentlyUsed`` (the default) suits workloads whose recent past predicts their near
-///   future, and is the only policy under which a hit reorders the entries.
+/// * ``adaptive`` (the default) sizes a recency window by the hit rate it measures and admits
+///   entries to the rest of the cache by how often they were requested lately: it keeps the
+///   entries read again and again through a one-off pass over many keys.
+/// * ``leastRecentlyUsed`` suits workloads whose recent past predicts their near future; under
+///   it every hit reorders the entries (under ``adaptive``, only a hit in the window does).
 /// * ``sieve`` and ``s3fifo`` are *scan-resistant*: a one-off pass over many keys (a search
 ///   index rebuild, a user scrolling through a long list once) does not flush the entries that
 ///   are read again and again. A hit only sets a bit or bumps a small counter, so it moves no
@@ -73,12 +76,14 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     /// cost and count a hill climber sizes from the sampled hit rate, in front of a main queue
     /// with a 2-bit CLOCK counter, and admission by a frequency sketch of recent requests.
     ///
-    /// A new entry joins the window; a hit bumps its counter and feeds the sketch, moving
-    /// nothing. While the window holds more than its share, its oldest entry moves to the main
+    /// A new entry joins the window; a hit bumps its counter and feeds the sketch (with the key's
+    /// hash stored with the entry: a hit does not hash the key), and moves a window entry to the
+    /// window's head (the window is kept in LRU order, as on disk); a main-queue entry stays
+    /// put. While the window holds more than its share, its least recently used entry moves to the main
     /// queue if that has room, otherwise it competes with the main queue's CLOCK victim and
     /// the one requested less often lately (ties keep the victim) is evicted. The climber
     /// widens the window when that raises the hit rate (recency-heavy use) and narrows it
-    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 64 to 128
+    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 16 to 32
     /// bytes per entry.
     public static let adaptive = MemoryEvictionPolicy(kind: .adaptive)
 

@@ -43,6 +43,22 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
 }
 
 @Suite struct AdaptivePolicyTests {
+    /// The window is an LRU queue: a read gives a window entry the newest rank, so the entry
+    /// read longest ago is the next candidate for the main queue (under `tinyLFU` it is FIFO).
+    @Test func aReadMovesAWindowEntryToTheNewestEndOfTheWindow() throws {
+        func windowOrder(_ policy: EvictionPolicy) throws -> [Int64] {
+            var simulator = EvictionSimulator(
+                policy: policy, limits: EvictionLimits(sizeLimit: 100_000, countLimit: nil, lowWaterMark: 1.0))
+            for key in ["a", "b", "c", "d", "b", "a"] { try simulator.request(key: key, size: 1000) }
+            var index = simulator.index
+            let window = try index.entries(inQueue: EvictionPolicy.smallQueue, fromRank: .min, limit: 10)
+            return window.map(\.id)
+        }
+        // The simulator numbers entries from 1 in order of first request: a 1, b 2, c 3, d 4.
+        #expect(try windowOrder(.adaptive) == [3, 4, 2, 1])
+        #expect(try windowOrder(.tinyLFU) == [1, 2, 3, 4])
+    }
+
     @Test func theWindowGrowsOnARecencyTraceAndBeatsAFixedWindow() throws {
         let trace = feedTrace(rounds: 80, seed: 5)
         let (adaptive, share) = try replay(trace, policy: .adaptive, entries: 1000)

@@ -160,7 +160,8 @@ struct ReferenceS3FIFO: ReferencePolicy {
 /// that is the documented order: a write always lands in the window.
 ///
 /// With `adapts` set it is the adaptive policy as documented: the sketch ages four times as
-/// often, and a `WindowClimber` fed every hit and miss widens the window to its share.
+/// often, a `WindowClimber` fed every hit and miss widens the window to its share, and the
+/// window is an LRU queue (a hit moves the key to its newest end).
 struct ReferenceTinyLFU: ReferencePolicy {
     let capacity: Int
     var adapts = false
@@ -179,7 +180,11 @@ struct ReferenceTinyLFU: ReferencePolicy {
         sketch.add(fingerprint)
         if let hits = frequency[key] {
             frequency[key] = min(hits + 1, 3)
-            if adapts { sketch.climber.recordHits(1) }
+            if adapts {
+                sketch.climber.recordHits(1)
+                // The adaptive window is an LRU queue: a hit moves the key to its newest end.
+                if let position = window.firstIndex(of: key) { window.append(window.remove(at: position)) }
+            }
             return true
         }
         sketch.ageIfDue(samplesPerWord: adapts ? 2 : FrequencySketch.samplesPerWord)
