@@ -32,7 +32,7 @@ extension DiskCache {
                     """
                     DELETE FROM items; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
                     UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
-                        main_count = 0, hand = 0, ghosts = 0
+                        main_count = 0, hand = 0, ghosts = 0, displaced = 0
                     WHERE id = 1;
                     """)
                 return files

@@ -97,6 +97,10 @@ extension DiskCache {
                         .int(state.queue), .int(state.frequency), .integer(Self.entryID(forKey: keyBytes)),
                     ]
                 ) { $0.int64(0) }!
+                if id != Self.entryID(forKey: keyBytes) {
+                    // Another key holds this one's id: reads must look through the key index.
+                    try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1")
+                }
                 if fileName != nil {
                     try writeSidecar(forEntry: id, in: db)
                 }

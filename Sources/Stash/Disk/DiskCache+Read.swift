@@ -100,6 +100,7 @@ extension DiskCache {
                     ) { row in row.blob(0, equals: keyBytes) ? isLive(row) : nil }
                 }
                 if let direct, let live = direct { return live }
+                guard try Self.hasDisplacedEntries(db) else { return false }
                 return try db.first(
                     "SELECT key, expires, pinned FROM entries WHERE key = ?1", bindingKey: key, map: isLive) ?? false
             }
@@ -158,6 +159,7 @@ extension DiskCache {
                     ) { row in row.blob(0, equals: keyBytes) ? Self.storedEntry(row) : nil }
                 }
                 if let direct, let entry = direct { return entry }
+                guard try Self.hasDisplacedEntries(db) else { return nil }
                 return try db.first(
                     """
                     SELECT key, id, size, file, checksum, expires, pinned, data FROM items
@@ -165,6 +167,12 @@ extension DiskCache {
                     """, bindingKey: key, map: Self.storedEntry)
             }
         }
+    }
+
+    /// Whether some entry is stored under an id other than its key's (a collision, or an
+    /// entry from schema 1): only then must a miss by id be confirmed through the key index.
+    static func hasDisplacedEntries(_ db: SQLiteConnection) throws -> Bool {
+        try db.first("SELECT displaced FROM totals WHERE id = 1") { $0.int(0) != 0 } ?? true
     }
 
     /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data FROM items`.

@@ -36,9 +36,10 @@ extension DiskIndex {
             size INTEGER NOT NULL, count INTEGER NOT NULL,
             pinned_size INTEGER NOT NULL, pinned_count INTEGER NOT NULL,
             main_size INTEGER NOT NULL, main_count INTEGER NOT NULL,
-            clock INTEGER NOT NULL, hand INTEGER NOT NULL, ghosts INTEGER NOT NULL, policy TEXT
+            clock INTEGER NOT NULL, hand INTEGER NOT NULL, ghosts INTEGER NOT NULL, policy TEXT,
+            displaced INTEGER NOT NULL DEFAULT 0
         );
-        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL);
+        INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0);
         CREATE TABLE IF NOT EXISTS ghosts (fingerprint INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
         CREATE INDEX IF NOT EXISTS ghosts_by_rank ON ghosts (rank);
         CREATE INDEX IF NOT EXISTS entries_by_rank ON entries (pinned, queue, rank);
@@ -105,8 +106,11 @@ extension DiskIndex {
         """
 
     /// Version 1 kept inline bytes in a table of their own and had no `items`: copy both into
-    /// `items`, keeping every id (entries of version 1 are then found through the key index).
+    /// `items`, keeping every id (entries of version 1 are then found through the key index,
+    /// and all count as displaced).
     static let migrationFromVersion1 = """
+        ALTER TABLE totals ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0;
+        UPDATE totals SET displaced = (SELECT count(*) FROM entries) WHERE id = 1;
         DROP TRIGGER IF EXISTS entries_deleted;
         \(itemsTable)
         INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned, data)

@@ -87,6 +87,11 @@ enum IndexBuilder {
             }
             if let old { rank = try salvageInlineEntries(from: old, into: db, rank: rank) }
             try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(rank)])
+            var displaced = 0
+            try db.query("SELECT id, key FROM entries") { row in
+                if row.int64(0) != DiskCache.entryID(forKey: row.blob(1) ?? Data()) { displaced += 1 }
+            }
+            try db.run("UPDATE totals SET displaced = ?1 WHERE id = 1", [.int(displaced)])
             result.recovered = try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } ?? 0
             try db.execute("COMMIT")
         } catch {

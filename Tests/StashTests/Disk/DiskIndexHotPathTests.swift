@@ -86,12 +86,14 @@ import Testing
             try cache.index.write { db in
                 try db.run("UPDATE items SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
                 try db.run("UPDATE entries SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
+                try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1")  // as a store does
             }
             try cache.store(pattern(400, seed: 2), forKey: "b")  // its id is taken: it gets another
             let idOfStoredB = try cache.index.read { db in
                 try db.first("SELECT id FROM entries WHERE key = ?1", [.blob(Data("b".utf8))]) { $0.int64(0) }
             }
             #expect(idOfStoredB != idOfB)
+            #expect(try cache.index.read { db in try db.first("SELECT displaced FROM totals") { $0.int(0) } } == 2)
             #expect(try cache.data(forKey: "a") == pattern(300, seed: 1))
             #expect(try cache.data(forKey: "b") == pattern(400, seed: 2))
             #expect(try cache.containsData(forKey: "b"))
@@ -116,6 +118,7 @@ import Testing
                 INSERT INTO inline SELECT id, data FROM items WHERE data IS NOT NULL;
                 DROP TRIGGER entries_item_inserted; DROP TRIGGER entries_item_updated; DROP TRIGGER entries_deleted;
                 DROP TABLE items;
+                ALTER TABLE totals DROP COLUMN displaced;
                 CREATE TRIGGER entries_deleted AFTER DELETE ON entries BEGIN
                     UPDATE totals SET size = size - OLD.size, count = count - 1 WHERE id = 1;
                     DELETE FROM inline WHERE id = OLD.id;
@@ -130,6 +133,8 @@ import Testing
             #expect(try cache.data(forKey: "inline") == pattern(1000, seed: 1))
             #expect(try cache.data(forKey: "file") == pattern(9000, seed: 2))
             #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 2)
+            // Both kept their version 1 ids, so both are looked up through the key index.
+            #expect(try cache.index.read { db in try db.first("SELECT displaced FROM totals") { $0.int(0) } } == 2)
             try cache.removeData(forKey: "inline")  // the new triggers keep `items` in step
             #expect(try cache.data(forKey: "inline") == nil)
             #expect(try cache.index.read { db in try db.first("SELECT count(*) FROM items") { $0.int(0) } } == 1)
