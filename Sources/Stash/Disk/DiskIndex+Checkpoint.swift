@@ -18,6 +18,13 @@ final class IndexCheckpointer: @unchecked Sendable {
     private let queue = DispatchQueue(label: "Stash.DiskIndex.checkpoint", qos: .utility)
     private let isScheduled = LockedValue(false)
     private var connection: SQLiteConnection?
+    /// The WAL length (in pages) at which the writer's next commit schedules a checkpoint:
+    /// one checkpoint per `pages` new frames. A checkpoint racing the writer rarely leaves the
+    /// WAL wholly copied when the next write starts, so the WAL is seldom restarted and stays
+    /// over the threshold; checking only "over the threshold" then checkpointed (and synced)
+    /// after almost every commit. Touched only by the wal hook, i.e. by the writer under its
+    /// lock.
+    private var nextCheckpointAt = IndexCheckpointer.pages
     /// Test hook: called on the background queue after each checkpoint.
     var didCheckpoint: (@Sendable () -> Void)?
 
@@ -34,11 +41,22 @@ final class IndexCheckpointer: @unchecked Sendable {
         sqlite3_wal_hook(
             db.handle,
             { context, _, _, pages in
-                if pages >= IndexCheckpointer.pages, let context {
-                    Unmanaged<IndexCheckpointer>.fromOpaque(context).takeUnretainedValue().schedule()
+                if let context {
+                    Unmanaged<IndexCheckpointer>.fromOpaque(context).takeUnretainedValue().walGrew(to: pages)
                 }
                 return SQLITE_OK
             }, context)
+    }
+
+    /// After each commit of the writer: schedules a checkpoint when the WAL has grown by
+    /// `pages` frames since the last one was scheduled (or since it restarted).
+    private func walGrew(to pages: Int32) {
+        if pages < nextCheckpointAt - IndexCheckpointer.pages {
+            nextCheckpointAt = IndexCheckpointer.pages  // the WAL restarted from its beginning
+        }
+        guard pages >= nextCheckpointAt else { return }
+        nextCheckpointAt = pages + IndexCheckpointer.pages
+        schedule()
     }
 
     private func schedule() {
