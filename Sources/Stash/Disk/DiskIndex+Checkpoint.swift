@@ -18,8 +18,9 @@ final class IndexCheckpointer: @unchecked Sendable {
     private let queue = DispatchQueue(label: "Stash.DiskIndex.checkpoint", qos: .utility)
     private let isScheduled = LockedValue(false)
     private var connection: SQLiteConnection?
-    /// The WAL length (in pages) at which the writer's next commit schedules a checkpoint:
-    /// one checkpoint per `pages` new frames. A checkpoint racing the writer rarely leaves the
+    /// The WAL length (in pages) at which the writer's next commit schedules a checkpoint.
+    ///
+    /// One checkpoint per `pages` new frames. A checkpoint racing the writer rarely leaves the
     /// WAL wholly copied when the next write starts, so the WAL is seldom restarted and stays
     /// over the threshold; checking only "over the threshold" then checkpointed (and synced)
     /// after almost every commit. Touched only by the wal hook, i.e. by the writer under its
