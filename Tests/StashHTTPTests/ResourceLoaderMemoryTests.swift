@@ -64,7 +64,7 @@ struct ResourceLoaderMemoryTests {
                 #expect(try await loader.response(for: ResourceRequest(server.url("/a"))).source == .memory)
                 _ = try await loader.data(for: server.url("/d"))
                 // Without the memory hit reaching the disk, "a" would be its least recently used entry.
-                let keys = Set(try await cache.allKeys)
+                let keys = Set(try cache.allKeys)
                 #expect(keys == Set(["a", "c", "d"].map { server.url("/\($0)").absoluteString }))
                 #expect(server.stats.value.requests == 4)
             }
