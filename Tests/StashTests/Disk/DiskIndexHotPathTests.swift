@@ -181,13 +181,15 @@ import Testing
     }
 
     @Test func aZeroEvictionBoundIsRefused() throws {
-        try withTemporaryDirectory { dir in
+        try withTemporaryDirectory { parent in
+            let dir = parent.appendingPathComponent("cache")
             #expect {
                 _ = try Self.open(dir, .init(sizeLimit: .megabytes(1), maximumEvictionBatch: .bytes(0)))
             } throws: { error in
                 (error as? StashError)?.code == .invalidArgument
                     && (error as? StashError)?.message.contains("maximumEvictionBatch") == true
             }
+            #expect(!FileManager.default.fileExists(atPath: dir.path))  // and nothing was created
         }
     }
 }
