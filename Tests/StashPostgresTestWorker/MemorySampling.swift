@@ -1,0 +1,1 @@
+../../Sources/StashSharedBenchmarks/MemorySampling.swift
