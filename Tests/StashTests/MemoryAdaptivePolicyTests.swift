@@ -94,32 +94,4 @@ import Testing
         #expect(misses.adaptive < misses.lru, "misses \(misses)")
         #expect(adaptive.storageInvariantViolation == nil)
     }
-
-    @Test func limitsAndInvariantsHoldAfterEveryOperation() throws {
-        var random = SplitMix64(seed: 11)
-        let clock = ManualClock()
-        let cache = MemoryCache<Int, Int>(
-            costLimit: 60, countLimit: 12, entryCostLimitRatio: 0.3, policy: .adaptive, clock: clock.now)
-        for step in 0..<5_000 {
-            let key = Int.random(in: 0..<40, using: &random)
-            switch Int.random(in: 0..<100, using: &random) {
-            case 0..<40: _ = cache[key]
-            case 40..<80:
-                let timeToLive: Duration? =
-                    Bool.random(using: &random) ? nil : .seconds(Int.random(in: 1...3, using: &random))
-                cache.setValue(step, forKey: key, cost: Int.random(in: 0...20, using: &random), timeToLive: timeToLive)
-            case 80..<88: cache.removeValue(forKey: key)
-            case 88..<92: clock.advance(by: .seconds(1))
-            case 92..<94: cache.costLimit = Int.random(in: 10...80, using: &random)
-            case 94..<96: cache.countLimit = Int.random(in: 1...16, using: &random)
-            case 96..<98: cache.trim(toCost: Int.random(in: 0...40, using: &random))
-            default: cache.handleMemoryPressure(.warning)
-            }
-            let context: Comment = "step \(step)"
-            try #require(cache.totalCost <= cache.costLimit, context)
-            try #require(cache.totalCount <= cache.countLimit, context)
-            try #require(cache.storageInvariantViolation == nil, context)
-        }
-        #expect(cache.statistics.evictions > 0)
-    }
 }

@@ -180,7 +180,7 @@ import Testing
         #expect(cache.totalCount == 100)
     }
 
-    @Test(arguments: MemoryEvictionPolicy.all)
+    @Test(arguments: MemoryEvictionPolicy.all + [.adaptive])
     func limitsHoldAfterEveryWrite(policy: MemoryEvictionPolicy) throws {
         var random = SplitMix64(seed: 7)
         let clock = ManualClock()

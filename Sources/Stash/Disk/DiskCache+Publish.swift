@@ -75,6 +75,7 @@ extension DiskCache {
                 let state = try policy.insertionState(
                     existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
                 if policy.usesFrequencySketch { noteSketchRequests(1) }
+                let homeID = Self.entryID(forKey: keyBytes)
                 let id = try db.first(
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
@@ -94,10 +95,10 @@ extension DiskCache {
                         .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
                         .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                        .int(state.queue), .int(state.frequency), .integer(Self.entryID(forKey: keyBytes)),
+                        .int(state.queue), .int(state.frequency), .integer(homeID),
                     ]
                 ) { $0.int64(0) }!
-                if id != Self.entryID(forKey: keyBytes) {
+                if id != homeID {
                     // Another key holds this one's id: reads must look through the key index.
                     try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1")
                 }

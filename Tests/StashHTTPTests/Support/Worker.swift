@@ -1,6 +1,10 @@
 import Foundation
 
-/// Runs the `StashHTTPTestWorker` executable, built next to the test bundle, as a child process.
+/// Runs the test target's worker executable (`Worker.executableName`, defined by each target
+/// that uses this file), built next to the test bundle, as a child process.
+///
+/// Shared through symbolic links by StashHTTPTests, StashTransportTests, StashMetricsTests and
+/// StashPostgresTests.
 enum Worker {
     struct WorkerError: Error { var message: String }
 
@@ -9,16 +13,16 @@ enum Worker {
             var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
                 .deletingLastPathComponent()
             for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("StashHTTPTestWorker")
+                let candidate = directory.appendingPathComponent(executableName)
                 if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
                 directory.deleteLastPathComponent()
             }
-            throw WorkerError(message: "StashHTTPTestWorker not found near \(CommandLine.arguments[0])")
+            throw WorkerError(message: "\(executableName) not found near \(CommandLine.arguments[0])")
         }
     }
 
-    /// Runs the worker to completion off the cooperative thread pool (the test's HTTP server
-    /// needs those threads meanwhile) and returns its exit status and standard output.
+    /// Runs the worker to completion off the cooperative thread pool (a test's server needs
+    /// those threads meanwhile) and returns its exit status and standard output.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let path = try executable
         return try await withCheckedThrowingContinuation { continuation in

@@ -1,0 +1,1 @@
+../StashHTTPTests/Support/Observed.swift
