@@ -152,34 +152,63 @@ extension DiskCache {
         return accesses.count
     }
 
+    /// How stale an entry's recorded last access may be before a read that changes nothing
+    /// else rewrites it.
+    ///
+    /// A read that leaves the policy's state alone (FIFO, or an entry whose hit counter is
+    /// already at its cap) then costs no write at all: at a million entries each written read
+    /// dirties a page of its own, and a background write per read measurably slowed the reads.
+    static let accessTimeResolution: TimeInterval = 60
+
     private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
         let policy = configuration.evictionPolicy
         var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self, rankBlock: accesses.count)
+        let displaced = try Self.hasDisplacedEntries(db)
+        typealias Found = (id: Int64, state: PolicyState, accessed: Double)
+        func found(_ row: SQLiteRow) -> Found {
+            (row.int64(0), PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)), row.double(4))
+        }
+        var updates: [(id: Int64, state: PolicyState, accessed: Double, movesQueue: Bool)] = []
+        updates.reserveCapacity(accesses.count)
+        // States are computed in the order of the reads (least recent first: ranks follow it).
         for (key, access) in accesses {
-            let found = try db.first("SELECT id, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(key)]) {
-                (id: $0.int64(0), state: PolicyState(queue: $0.int(1), rank: $0.int64(2), frequency: $0.int(3)))
+            // By the key's home id, as a read finds it; the key index only while displaced
+            // entries exist.
+            var entry = try db.first(
+                "SELECT id, queue, rank, frequency, accessed FROM entries WHERE id = ?1 AND key = ?2",
+                [.integer(Self.entryID(forKey: key)), .blob(key)], map: found)
+            if entry == nil, displaced {
+                entry = try db.first(
+                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE key = ?1", [.blob(key)], map: found)
             }
-            guard let found else { continue }
+            guard let entry else { continue }
             let state =
                 try policy.stateAfterHits(
-                    found.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? found.state
+                    entry.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? entry.state
             if policy.usesFrequencySketch { noteSketchRequests(access.hits) }
-            if state.queue == found.state.queue {
+            let accessed = access.date.timeIntervalSince1970
+            if state == entry.state && accessed - entry.accessed < Self.accessTimeResolution { continue }
+            updates.append((entry.id, state, accessed, state.queue != entry.state.queue))
+        }
+        // Written in id order: rows that share a page are written together.
+        updates.sort { $0.id < $1.id }
+        for update in updates {
+            if update.movesQueue {
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
+                    [
+                        .real(update.accessed), .int(update.state.queue), .integer(update.state.rank),
+                        .int(update.state.frequency), .integer(update.id),
+                    ])
+            } else {
                 // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
                 // queue) does not fire: most hits leave the queue alone.
                 try db.run(
                     "UPDATE entries SET accessed = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
                     [
-                        .real(access.date.timeIntervalSince1970), .integer(state.rank), .int(state.frequency),
-                        .integer(found.id),
-                    ])
-            } else {
-                try db.run(
-                    "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
-                    [
-                        .real(access.date.timeIntervalSince1970), .int(state.queue), .integer(state.rank),
-                        .int(state.frequency), .integer(found.id),
+                        .real(update.accessed), .integer(update.state.rank), .int(update.state.frequency),
+                        .integer(update.id),
                     ])
             }
         }

@@ -251,7 +251,10 @@ extension DiskCache {
         public var size: Int
         /// When the value was stored (last overwritten).
         public var created: Date
-        /// When the value was last read or written.
+        /// When the value was last read or written, to within a minute.
+        ///
+        /// A read that leaves the eviction policy's state unchanged rewrites the recorded time
+        /// only once it is a minute old, so that reading a cache costs no writes.
         public var lastAccess: Date
         /// When the entry expires, if it has a time-to-live.
         public var expires: Date?

@@ -94,6 +94,35 @@ import Testing
         }
     }
 
+    @Test func aHitThatChangesNoPolicyStateWritesNothingUntilItsAccessTimeIsAMinuteOld() throws {
+        try withTemporaryDirectory { dir in
+            let clock = TestClock()
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    evictionPolicy: .firstInFirstOut, reclaimsOrphansOnOpen: false,
+                    accessFlushDelay: .seconds(3600), clock: clock.function))
+            try cache.store(Data("a".utf8), forKey: "a")
+            let observer = try IndexObserver(dir)
+            let stored = try #require(try observer.accessed("a"))
+            let versionBefore = try observer.dataVersion()
+
+            // FIFO ignores reads: within the resolution, the flush has nothing to write.
+            clock.advance(by: DiskCache.accessTimeResolution - 1)
+            #expect(try cache.data(forKey: "a") == Data("a".utf8))
+            #expect(try cache.flushAccesses() == 1)
+            #expect(try observer.dataVersion() == versionBefore)
+            #expect(try observer.accessed("a") == stored)
+
+            clock.advance(by: 2)
+            #expect(try cache.data(forKey: "a") == Data("a".utf8))
+            #expect(try cache.flushAccesses() == 1)
+            #expect(try observer.dataVersion() != versionBefore)
+            #expect(try observer.accessed("a") == stored + DiskCache.accessTimeResolution + 1)
+            cache.close()
+        }
+    }
+
     @Test func aHitReachesTheIndexAfterTheFlushDelayAndNotBefore() throws {
         try withTemporaryDirectory { dir in
             let clock = TestClock()
