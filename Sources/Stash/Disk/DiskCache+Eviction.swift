@@ -86,16 +86,24 @@ extension DiskCache {
         return evictionIndex.victims
     }
 
+    /// The expired unpinned entries, soonest expired first: `?1` now, `?2` the entry to spare,
+    /// `?3` the most to return (-1 for all).
+    ///
+    /// The expiry index is named: without statistics SQLite's planner preferred the rank
+    /// index and sorted every unpinned entry, a full scan in every eviction (at 2 000 entries,
+    /// 0.5 ms of a store into a full cache).
+    static let expiredEntriesQuery = """
+        SELECT id, key, size, file FROM entries INDEXED BY entries_by_expiry
+        WHERE expires IS NOT NULL AND pinned = 0 AND expires <= ?1 AND id != ?2
+        ORDER BY expires LIMIT ?3
+        """
+
     /// Expired entries go before any policy decision: they are worthless whatever their rank.
     private func evictExpired(from evictionIndex: inout SQLiteEvictionIndex, now: Date, all: Bool) throws {
         var expired: [(id: Int64, victim: Victim)] = []
+        let now = now.timeIntervalSince1970
         try evictionIndex.db.query(
-            """
-            SELECT id, key, size, file FROM entries
-            WHERE expires IS NOT NULL AND pinned = 0 AND expires <= ?1 AND id != ?2
-            ORDER BY expires LIMIT ?3
-            """,
-            [.real(now.timeIntervalSince1970), .integer(evictionIndex.protected), .int(all ? -1 : 1024)]
+            Self.expiredEntriesQuery, [.real(now), .integer(evictionIndex.protected), .int(all ? -1 : 1024)]
         ) { row in
             let key = String(decoding: row.blob(1) ?? Data(), as: UTF8.self)
             expired.append((row.int64(0), Victim(key: key, size: row.int(2), file: row.text(3), reason: .expired)))

@@ -62,15 +62,17 @@ extension DiskCache {
             self.rankBlock = max(1, rankBlock)
         }
 
+        /// Unpinned entries of queue `?1` from rank `?2` on, lowest first, without `?3`, at most `?4`.
+        static let candidatesQuery = """
+            SELECT id, size, rank, frequency, key, file FROM entries
+            WHERE pinned = 0 AND queue = ?1 AND rank >= ?2 AND id != ?3 ORDER BY rank LIMIT ?4
+            """
+
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
             var batch: [PolicyEntry] = []
             var found: [(Int64, Data, String?)] = []
             try db.query(
-                """
-                SELECT id, size, rank, frequency, key, file FROM entries
-                WHERE pinned = 0 AND queue = ?1 AND rank >= ?2 AND id != ?3 ORDER BY rank LIMIT ?4
-                """,
-                [.int(queue), .integer(rank), .integer(protected), .int(limit)]
+                Self.candidatesQuery, [.int(queue), .integer(rank), .integer(protected), .int(limit)]
             ) { row in
                 let keyBytes = row.blob(4) ?? Data()
                 let state = PolicyState(queue: queue, rank: row.int64(2), frequency: row.int(3))

@@ -162,6 +162,42 @@ import Testing
         }
     }
 
+    /// What SQLite's planner does with `sql`: one line per step of `EXPLAIN QUERY PLAN`.
+    static func plan(of sql: String, _ bindings: [SQLiteValue], in db: SQLiteConnection) throws -> [String] {
+        var steps: [String] = []
+        try db.query("EXPLAIN QUERY PLAN " + sql, bindings) { steps.append($0.text(3) ?? "") }
+        return steps
+    }
+
+    @Test func everyStatementOfAnEvictionSearchesAnIndexAndSortsNothing() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            for i in 0..<400 {
+                try cache.store(
+                    pattern(100, seed: UInt64(i)), forKey: "k\(i)", timeToLive: i.isMultiple(of: 2) ? .seconds(60) : nil
+                )
+            }
+            cache.close()
+            let db = try Self.rawIndex(dir)
+            let statements: [(sql: String, bindings: [SQLiteValue], index: String)] = [
+                (DiskCache.expiredEntriesQuery, [.real(0), .integer(-1), .int(1024)], "entries_by_expiry"),
+                (
+                    DiskCache.SQLiteEvictionIndex.candidatesQuery, [.int(0), .integer(.min), .integer(-1), .int(16)],
+                    "entries_by_rank"
+                ),
+                (
+                    DiskCache.SQLiteEvictionIndex.candidatesQuery, [.int(1), .integer(.min), .integer(-1), .int(1)],
+                    "entries_by_rank"
+                ),
+            ]
+            for statement in statements {
+                let plan = try Self.plan(of: statement.sql, statement.bindings, in: db)
+                #expect(plan.contains { $0.hasPrefix("SEARCH entries USING INDEX \(statement.index)") }, "\(plan)")
+                #expect(!plan.contains { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }, "\(plan)")
+            }
+        }
+    }
+
     @Test func anEvictionBatchStopsAtTheBoundBeyondWhatTheWriteNeeds() throws {
         for (bound, expectedEvictions) in [(ByteCount?.some(.mebibytes(1)), 17), (nil, 65)] {
             try withTemporaryDirectory { dir in
