@@ -79,7 +79,8 @@ extension DiskCache {
         guard limits.areExceeded(by: totals) else {
             // TinyLFU's window keeps its share while the cache fills (a bounded move or two).
             guard configuration.evictionPolicy.usesFrequencySketch else { return [] }
-            var balancingIndex = try SQLiteEvictionIndex(db: db, cache: self, protecting: protected, reason: .sizeLimit)
+            var balancingIndex = SQLiteEvictionIndex(
+                balancingIn: db, cache: self, protecting: protected, evictable: totals)
             try configuration.evictionPolicy.balanceWindow(
                 in: &balancingIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,
                 capacity: limits.sizeLimit)
