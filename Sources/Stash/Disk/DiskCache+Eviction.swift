@@ -75,7 +75,16 @@ extension DiskCache {
         let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
             (size: $0.int(0), count: $0.int(1))
         }
-        guard let totals, limits.areExceeded(by: totals) else { return [] }
+        guard let totals else { return [] }
+        guard limits.areExceeded(by: totals) else {
+            // TinyLFU's window keeps its share while the cache fills (a bounded move or two).
+            guard configuration.evictionPolicy.usesFrequencySketch else { return [] }
+            var balancingIndex = try SQLiteEvictionIndex(db: db, cache: self, protecting: protected, reason: .sizeLimit)
+            try configuration.evictionPolicy.balanceWindow(
+                in: &balancingIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,
+                capacity: limits.sizeLimit)
+            return []
+        }
         var evictionIndex = try SQLiteEvictionIndex(
             db: db, cache: self, protecting: protected,
             reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)

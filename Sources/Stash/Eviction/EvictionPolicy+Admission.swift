@@ -13,17 +13,20 @@ extension EvictionPolicy {
 
     static let windowEntries = 32
 
-    /// Evicts until the targets are met.
+    /// The most window entries one write moves into free room in the main queue.
     ///
-    /// While the window holds more than its share, its oldest entry (the candidate) goes to the
-    /// main queue if that queue has room, and otherwise competes with the entries the main
-    /// queue would evict to make room (its CLOCK victims): the side whose requests, as the
-    /// frequency sketch estimates them, are worth more under ``Objective`` stays, the other is
-    /// evicted. Ties keep the incumbents. With the window within its share, the main queue
-    /// evicts on its own.
-    func evictWithAdmission(
-        from index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
-    ) throws {
+    /// A cache filled without eviction would otherwise hold everything in its window, and its
+    /// first eviction would move nearly every entry to the main queue (one index update each,
+    /// seconds at a million entries); so would the first eviction after the climber shrinks
+    /// the window by much. With the bound, a write does at most this many such moves (one is
+    /// usually enough while a cache fills, see ``balanceWindow(in:targetSize:targetCount:capacity:)``)
+    /// and the rest are done by the writes that follow.
+    static let maximumFreeMoves = 16
+
+    /// The window's and the main queue's bounds for the index's current mean entry size.
+    private func queueBounds(
+        of index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
+    ) throws -> (window: (size: Int, count: Int), main: (size: Int, count: Int)) {
         let entries = index.evictable.count
         let share = try index.withFrequencySketch { sketch in
             sketch.ensureCapacity(forEntries: entries)
@@ -39,13 +42,62 @@ extension EvictionPolicy {
             size: max(0, targetSize - windowSize),
             count: targetCount == .max ? Int.max : max(0, targetCount - windowCount)
         )
+        return ((windowSize, windowCount), mainLimit)
+    }
+
+    /// Keeps the window within its share at a write that exceeds no limit: while the window
+    /// holds more than its share and its oldest entry fits in the main queue's free room, that
+    /// entry moves to the main queue, at most ``maximumFreeMoves`` times.
+    ///
+    /// So a cache that fills without eviction keeps the window at its share, as Caffeine does,
+    /// and its first eviction finds the main queue full rather than empty. It also widens the
+    /// frequency sketch as the cache grows. TinyLFU policies only; the others do nothing.
+    package func balanceWindow(
+        in index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
+    ) throws {
+        guard usesFrequencySketch else { return }
+        let bounds = try queueBounds(of: &index, targetSize: targetSize, targetCount: targetCount, capacity: capacity)
+        var main = try index.queueTotals(Self.mainQueue)
+        // Two queues hold every unpinned entry, so the window is what the main queue is not.
+        var window = (size: index.evictable.size - main.size, count: index.evictable.count - main.count)
+        var moves = 0
+        while moves < Self.maximumFreeMoves, window.size > bounds.window.size || window.count > bounds.window.count {
+            guard let candidate = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first,
+                main.size + candidate.size <= bounds.main.size, main.count + 1 <= bounds.main.count
+            else { return }
+            let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
+            try index.setState(moved, forEntry: candidate.id)
+            main = (main.size + candidate.size, main.count + 1)
+            window = (window.size - candidate.size, window.count - 1)
+            moves += 1
+        }
+    }
+
+    /// Evicts until the targets are met.
+    ///
+    /// While the window holds more than its share, its oldest entry (the candidate) goes to the
+    /// main queue if that queue has room, and otherwise competes with the entries the main
+    /// queue would evict to make room (its CLOCK victims): the side whose requests, as the
+    /// frequency sketch estimates them, are worth more under ``Objective`` stays, the other is
+    /// evicted. Ties keep the incumbents. With the window within its share, the main queue
+    /// evicts on its own. After ``maximumFreeMoves`` moves into free room, a candidate must
+    /// displace victims or be evicted, as if the main queue were full: the work of one
+    /// eviction stays bounded by what it evicts, whatever the cache's size.
+    func evictWithAdmission(
+        from index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
+    ) throws {
+        let bounds = try queueBounds(of: &index, targetSize: targetSize, targetCount: targetCount, capacity: capacity)
+        var freeMoves = 0
         while !Self.isSatisfied(index, targetSize, targetCount) {
             let window = try index.queueTotals(Self.smallQueue)
             let main = try index.queueTotals(Self.mainQueue)
-            if window.size > windowSize || window.count > windowCount || main.count == 0,
+            if window.size > bounds.window.size || window.count > bounds.window.count || main.count == 0,
                 let candidate = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first
             {
-                try admitOrEvict(candidate, main: main, mainLimit: mainLimit, in: &index)
+                let hasFreeRoom = freeMoves < Self.maximumFreeMoves
+                if try admitOrEvict(candidate, main: main, mainLimit: bounds.main, freeRoom: hasFreeRoom, in: &index) {
+                    freeMoves += 1
+                }
                 continue
             }
             if try evictFromMainQueue(of: &index) { continue }
@@ -59,14 +111,20 @@ extension EvictionPolicy {
 
     /// Moves `candidate` from the window to the main queue, evicting the CLOCK victims it
     /// displaces if its estimated worth exceeds theirs; otherwise evicts `candidate`.
+    ///
+    /// Without `freeRoom`, the main queue counts as full at its current totals (if those are
+    /// below `mainLimit`): the candidate must displace at least its own size and count.
+    /// Returns whether the candidate moved into free room (displacing nothing).
     private func admitOrEvict(
         _ candidate: PolicyEntry, main: (size: Int, count: Int), mainLimit: (size: Int, count: Int),
-        in index: inout some EvictionIndex
-    ) throws {
+        freeRoom: Bool, in index: inout some EvictionIndex
+    ) throws -> Bool {
+        let limit =
+            freeRoom ? mainLimit : (size: min(mainLimit.size, main.size), count: min(mainLimit.count, main.count))
         var size = main.size + candidate.size
         var count = main.count + 1
-        func fits() -> Bool { size <= mainLimit.size && count <= mainLimit.count }
         var victims: [PolicyEntry] = []
+        func fits() -> Bool { size <= limit.size && count <= limit.count && (freeRoom || !victims.isEmpty) }
         var cursor = Int64.min
         search: while !fits() {
             let batch = try index.entries(inQueue: Self.mainQueue, fromRank: cursor, limit: 16)
@@ -95,10 +153,11 @@ extension EvictionPolicy {
                 for victim in victims { try index.evict(victim) }
                 let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
                 try index.setState(moved, forEntry: candidate.id)
-                return
+                return victims.isEmpty
             }
         }
         try index.evict(candidate)
+        return false
     }
 
     /// What keeping `entry` is worth: its estimated requests, or bytes of them.

@@ -3,7 +3,8 @@
 /// It drives the same `EvictionPolicy` code and `EvictionLimits` that ``DiskCache`` uses, over
 /// an `InMemoryEvictionIndex`, and so predicts DiskCache's hits and misses for a trace: a
 /// request for a present key of the same size is a hit (recorded as a read); anything else
-/// is a miss followed by a store of that many bytes, which evicts as DiskCache would.
+/// is a miss followed by a store of that many bytes, which evicts (or, under no limit, keeps
+/// TinyLFU's window within its share) as DiskCache would.
 package struct EvictionSimulator {
     package let policy: EvictionPolicy
     package let limits: EvictionLimits
@@ -51,17 +52,19 @@ package struct EvictionSimulator {
         let fingerprint = DiskCache.fingerprint(Array(key.utf8))
         let state = try policy.insertionState(existing: existing?.state, fingerprint: fingerprint, in: &index)
         index.upsert(id: id, size: size, state: state, fingerprint: fingerprint)
-        if limits.areExceeded(by: index.evictable) {
-            index.protected = id
-            try policy.evict(
-                from: &index, targetSize: limits.targetSize, targetCount: limits.targetCount,
-                capacity: limits.sizeLimit)
-            index.protected = nil
-            for evicted in index.evicted {
-                if let evictedKey = keys.removeValue(forKey: evicted) { ids[evictedKey] = nil }
-            }
-            index.evicted.removeAll(keepingCapacity: true)
+        index.protected = id
+        defer { index.protected = nil }
+        guard limits.areExceeded(by: index.evictable) else {
+            try policy.balanceWindow(
+                in: &index, targetSize: limits.targetSize, targetCount: limits.targetCount, capacity: limits.sizeLimit)
+            return false
         }
+        try policy.evict(
+            from: &index, targetSize: limits.targetSize, targetCount: limits.targetCount, capacity: limits.sizeLimit)
+        for evicted in index.evicted {
+            if let evictedKey = keys.removeValue(forKey: evicted) { ids[evictedKey] = nil }
+        }
+        index.evicted.removeAll(keepingCapacity: true)
         return false
     }
 

@@ -23,6 +23,8 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     package var evicted: [Int64] = []
     /// The entry being written, which eviction must not touch.
     package var protected: Int64?
+    /// Calls of `setState` and `evict`: the row updates and deletes DiskCache would make.
+    package private(set) var writes = 0
 
     private var queues = [RankQueue(), RankQueue()]
     private var queueSizes: [(size: Int, count: Int)] = [(0, 0), (0, 0)]
@@ -115,6 +117,7 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     }
 
     package mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {
+        writes += 1
         guard let old = stored[id] else { return }
         if old.state.queue == state.queue && old.state.rank == state.rank {
             stored[id]!.state.frequency = state.frequency  // its slot stays where it is
@@ -127,6 +130,7 @@ package struct InMemoryEvictionIndex: EvictionIndex {
     }
 
     package mutating func evict(_ entry: PolicyEntry) throws {
+        writes += 1
         remove(entry.id)
         evicted.append(entry.id)
     }

@@ -60,7 +60,7 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
     }
 
     @Test func theWindowGrowsOnARecencyTraceAndBeatsAFixedWindow() throws {
-        let trace = feedTrace(rounds: 80, seed: 5)
+        let trace = feedTrace(rounds: 120, seed: 5)
         let (adaptive, share) = try replay(trace, policy: .adaptive, entries: 1000)
         let fixed = try replay(trace, policy: .tinyLFU, entries: 1000).simulator
         let lru = try replay(trace, policy: .leastRecentlyUsed, entries: 1000).simulator

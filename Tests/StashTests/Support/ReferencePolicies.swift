@@ -153,7 +153,10 @@ struct ReferenceS3FIFO: ReferencePolicy {
 /// 2-bit CLOCK. When the cache overflows and the window holds
 /// more than its share (or the main queue is empty), the window's oldest key either moves into
 /// free room in the main queue or competes with the main queue's CLOCK victims: it is admitted
-/// only if its estimated frequency exceeds theirs, otherwise evicted. Frequencies come from a
+/// only if its estimated frequency exceeds theirs, otherwise evicted. One write moves at most
+/// `maximumFreeMoves` keys into free room; after that a key must displace a victim. A write
+/// that does not overflow moves the window's oldest keys into free room in the main queue while
+/// the window holds more than its share (at most `maximumFreeMoves` of them). Frequencies come from a
 /// `FrequencySketch` that counts every request and ages on writes.
 ///
 /// Unlike the other references it inserts first and then evicts, sparing the new key, because
@@ -192,12 +195,24 @@ struct ReferenceTinyLFU: ReferencePolicy {
         window.append(key)
         frequency[key] = 0
         let count = window.count + main.count
-        guard count > capacity else { return false }
         sketch.ensureCapacity(forEntries: count)
+        guard count > capacity else {
+            // No eviction: the window's oldest keys move into free room in the main queue while
+            // the window holds more than its share, at most `maximumFreeMoves` of them.
+            for _ in 0..<EvictionPolicy.maximumFreeMoves where window.count > windowShare {
+                guard main.count + 1 <= capacity - windowShare, let candidate = window.first(where: { $0 != key })
+                else { break }
+                window.removeAll { $0 == candidate }
+                main.append(candidate)
+                frequency[candidate] = 0
+            }
+            return false
+        }
+        var freeMoves = 0
         while window.count + main.count > capacity {
             let candidate = window.first { $0 != key }
             if window.count > windowShare || main.isEmpty, let candidate {
-                admitOrEvict(candidate)
+                if admitOrEvict(candidate, hasFreeRoom: freeMoves < EvictionPolicy.maximumFreeMoves) { freeMoves += 1 }
             } else if !evictFromMain() {
                 guard let oldest = candidate else { break }
                 window.removeAll { $0 == oldest }
@@ -207,8 +222,10 @@ struct ReferenceTinyLFU: ReferencePolicy {
         return false
     }
 
-    private mutating func admitOrEvict(_ candidate: String) {
-        let mainLimit = capacity - windowShare
+    /// Returns whether `candidate` moved into free room; without `hasFreeRoom` the main queue
+    /// counts as full at its current length (it must displace a victim).
+    private mutating func admitOrEvict(_ candidate: String, hasFreeRoom: Bool) -> Bool {
+        let mainLimit = hasFreeRoom ? capacity - windowShare : min(capacity - windowShare, main.count)
         var victims: [String] = []
         var position = 0
         while main.count + 1 - victims.count > mainLimit && position < main.count {
@@ -232,11 +249,12 @@ struct ReferenceTinyLFU: ReferencePolicy {
                 window.removeAll { $0 == candidate }
                 main.append(candidate)
                 frequency[candidate] = 0
-                return
+                return victims.isEmpty
             }
         }
         window.removeAll { $0 == candidate }
         frequency[candidate] = nil
+        return false
     }
 
     private mutating func evictFromMain() -> Bool {
