@@ -23,6 +23,26 @@ extension EvictionPolicy {
     /// and the rest are done by the writes that follow.
     static let maximumFreeMoves = 16
 
+    /// The most second chances one write gives in the adaptive policy's window (a CLOCK): after
+    /// that, the window's oldest entry is the candidate whether or not it was read.
+    static let maximumSecondChances = 32
+
+    /// The window's oldest entry other than the one being written: the candidate for the main
+    /// queue.
+    ///
+    /// The adaptive policy's window is a CLOCK: an oldest entry read since it was last examined
+    /// (its bit set) goes round again with its bit cleared, and the next oldest is examined,
+    /// while `chances` (spent here) last. TinyLFU's window is a FIFO.
+    private func windowCandidate(in index: inout some EvictionIndex, chances: inout Int) throws -> PolicyEntry? {
+        while let oldest = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first {
+            guard kind == .adaptive, oldest.state.frequency > 0, chances > 0 else { return oldest }
+            chances -= 1
+            let again = PolicyState(queue: Self.smallQueue, rank: try index.nextRank(), frequency: 0)
+            try index.setState(again, forEntry: oldest.id)
+        }
+        return nil
+    }
+
     /// The window's and the main queue's bounds for the index's current mean entry size.
     private func queueBounds(
         of index: inout some EvictionIndex, targetSize: Int, targetCount: Int, capacity: Int
@@ -61,9 +81,12 @@ extension EvictionPolicy {
         // Two queues hold every unpinned entry, so the window is what the main queue is not.
         var window = (size: index.evictable.size - main.size, count: index.evictable.count - main.count)
         var moves = 0
-        while moves < Self.maximumFreeMoves, window.size > bounds.window.size || window.count > bounds.window.count {
-            guard let candidate = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first,
-                main.size + candidate.size <= bounds.main.size, main.count + 1 <= bounds.main.count
+        var chances = Self.maximumSecondChances
+        while moves < Self.maximumFreeMoves, window.size > bounds.window.size || window.count > bounds.window.count,
+            main.size < bounds.main.size, main.count < bounds.main.count
+        {
+            guard let candidate = try windowCandidate(in: &index, chances: &chances),
+                main.size + candidate.size <= bounds.main.size
             else { return }
             let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
             try index.setState(moved, forEntry: candidate.id)
@@ -75,8 +98,9 @@ extension EvictionPolicy {
 
     /// Evicts until the targets are met.
     ///
-    /// While the window holds more than its share, its oldest entry (the candidate) goes to the
-    /// main queue if that queue has room, and otherwise competes with the entries the main
+    /// While the window holds more than its share, its oldest entry (the candidate; in the
+    /// adaptive policy's CLOCK window, the oldest not read since it was last examined) goes to
+    /// the main queue if that queue has room, and otherwise competes with the entries the main
     /// queue would evict to make room (its CLOCK victims): the side whose requests, as the
     /// frequency sketch estimates them, are worth more under ``Objective`` stays, the other is
     /// evicted. Ties keep the incumbents. With the window within its share, the main queue
@@ -88,11 +112,12 @@ extension EvictionPolicy {
     ) throws {
         let bounds = try queueBounds(of: &index, targetSize: targetSize, targetCount: targetCount, capacity: capacity)
         var freeMoves = 0
+        var chances = Self.maximumSecondChances
         while !Self.isSatisfied(index, targetSize, targetCount) {
             let window = try index.queueTotals(Self.smallQueue)
             let main = try index.queueTotals(Self.mainQueue)
             if window.size > bounds.window.size || window.count > bounds.window.count || main.count == 0,
-                let candidate = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first
+                let candidate = try windowCandidate(in: &index, chances: &chances)
             {
                 let hasFreeRoom = freeMoves < Self.maximumFreeMoves
                 if try admitOrEvict(candidate, main: main, mainLimit: bounds.main, freeRoom: hasFreeRoom, in: &index) {

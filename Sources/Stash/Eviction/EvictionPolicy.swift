@@ -68,8 +68,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// first) read again soon after. So, as in Caffeine's adaptive W-TinyLFU, a hill climber
     /// resizes the window from the hit rate it samples (one sample per cached entry's worth of
     /// requests): from 1 % of the cache, where the filter decides nearly everything, up to 99 %,
-    /// where the cache is nearly an LRU (the window is an LRU queue: a read moves an entry to its
-    /// newest end) that still keeps what the sketch says is popular. Its
+    /// where the cache is nearly an LRU (the window is a CLOCK: an entry read since it last
+    /// reached the window's oldest end goes round again) that still keeps what the sketch says
+    /// is popular. Its
     /// state (the share, the step, the last sampled hit rate) is persisted with the frequency
     /// sketch, shared by the processes that open the cache as the sketch is, and changes only
     /// at writes, so batched hits change no decision. See `Benchmarks/POLICIES.md`.
@@ -192,12 +193,15 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
                 sketch.add(fingerprint, count: hits)
                 if adapts { sketch.climber.recordHits(hits) }
             }
-            next.frequency = min(state.frequency + hits, Self.maximumFrequency)
             if adapts && state.queue == Self.smallQueue {
-                // The adaptive window is an LRU queue: a read entry goes to its newest end.
-                // Where the climber opens the window wide (recency-heavy workloads), the cache
-                // then orders most of its entries by recency, as LRU does, rather than FIFO.
-                next.rank = try index.nextRank()
+                // The adaptive window is a CLOCK: a read sets the entry's reference bit, and
+                // the window's oldest entry goes round again if its bit is set (see
+                // `windowCandidate`). Where the climber opens the window wide (recency-heavy
+                // workloads), the cache then keeps what was read lately, nearly as LRU does,
+                // while a read writes at most one bit per pass.
+                next.frequency = min(state.frequency + hits, 1)
+            } else {
+                next.frequency = min(state.frequency + hits, Self.maximumFrequency)
             }
         }
         return next == state ? nil : next

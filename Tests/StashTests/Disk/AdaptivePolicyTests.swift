@@ -43,20 +43,37 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
 }
 
 @Suite struct AdaptivePolicyTests {
-    /// The window is an LRU queue: a read gives a window entry the newest rank, so the entry
-    /// read longest ago is the next candidate for the main queue (under `tinyLFU` it is FIFO).
-    @Test func aReadMovesAWindowEntryToTheNewestEndOfTheWindow() throws {
-        func windowOrder(_ policy: EvictionPolicy) throws -> [Int64] {
+    /// The adaptive window is a CLOCK: a read sets a window entry's bit (once: a second read
+    /// writes nothing), and an oldest entry whose bit is set goes round again instead of
+    /// leaving the window (under `tinyLFU` the window is a FIFO).
+    @Test func aReadGivesAWindowEntryASecondChanceBeforeItLeavesTheWindow() throws {
+        func queues(_ policy: EvictionPolicy) throws -> (window: [Int64], main: [Int64], readWrites: [Int]) {
+            // 10 entries of 1000 bytes fill the window of a 100 000-byte cache; the 11th pushes one out.
             var simulator = EvictionSimulator(
                 policy: policy, limits: EvictionLimits(sizeLimit: 100_000, countLimit: nil, lowWaterMark: 1.0))
-            for key in ["a", "b", "c", "d", "b", "a"] { try simulator.request(key: key, size: 1000) }
+            for key in 0..<10 { try simulator.request(key: "k\(key)", size: 1000) }
+            var readWrites: [Int] = []
+            for _ in 0..<2 {
+                let before = simulator.index.writes
+                #expect(try simulator.request(key: "k0", size: 1000))
+                readWrites.append(simulator.index.writes - before)
+            }
+            try simulator.request(key: "k10", size: 1000)
             var index = simulator.index
-            let window = try index.entries(inQueue: EvictionPolicy.smallQueue, fromRank: .min, limit: 10)
-            return window.map(\.id)
+            return (
+                try index.entries(inQueue: EvictionPolicy.smallQueue, fromRank: .min, limit: 20).map(\.id),
+                try index.entries(inQueue: EvictionPolicy.mainQueue, fromRank: .min, limit: 20).map(\.id),
+                readWrites
+            )
         }
-        // The simulator numbers entries from 1 in order of first request: a 1, b 2, c 3, d 4.
-        #expect(try windowOrder(.adaptive) == [3, 4, 2, 1])
-        #expect(try windowOrder(.tinyLFU) == [1, 2, 3, 4])
+        // The simulator numbers entries from 1 in order of first request: k0 is 1, k10 is 11.
+        let adaptive = try queues(.adaptive)
+        #expect(adaptive.main == [2])
+        #expect(adaptive.window == [3, 4, 5, 6, 7, 8, 9, 10, 11, 1])
+        #expect(adaptive.readWrites == [1, 0])
+        let fixed = try queues(.tinyLFU)
+        #expect(fixed.main == [1])
+        #expect(fixed.window == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
     }
 
     @Test func theWindowGrowsOnARecencyTraceAndBeatsAFixedWindow() throws {

@@ -164,7 +164,8 @@ struct ReferenceS3FIFO: ReferencePolicy {
 ///
 /// With `adapts` set it is the adaptive policy as documented: the sketch ages four times as
 /// often, a `WindowClimber` fed every hit and miss widens the window to its share, and the
-/// window is an LRU queue (a hit moves the key to its newest end).
+/// window is a CLOCK (a hit sets a key's bit; a candidate whose bit is set goes to the newest
+/// end with its bit cleared, at most `maximumSecondChances` times per request).
 struct ReferenceTinyLFU: ReferencePolicy {
     let capacity: Int
     var adapts = false
@@ -182,11 +183,12 @@ struct ReferenceTinyLFU: ReferencePolicy {
         let fingerprint = DiskCache.fingerprint(Array(key.utf8))
         sketch.add(fingerprint)
         if let hits = frequency[key] {
-            frequency[key] = min(hits + 1, 3)
             if adapts {
                 sketch.climber.recordHits(1)
-                // The adaptive window is an LRU queue: a hit moves the key to its newest end.
-                if let position = window.firstIndex(of: key) { window.append(window.remove(at: position)) }
+                // The adaptive window is a CLOCK: a hit sets the key's reference bit.
+                frequency[key] = min(hits + 1, window.contains(key) ? 1 : 3)
+            } else {
+                frequency[key] = min(hits + 1, 3)
             }
             return true
         }
@@ -199,8 +201,9 @@ struct ReferenceTinyLFU: ReferencePolicy {
         guard count > capacity else {
             // No eviction: the window's oldest keys move into free room in the main queue while
             // the window holds more than its share, at most `maximumFreeMoves` of them.
+            var chances = EvictionPolicy.maximumSecondChances
             for _ in 0..<EvictionPolicy.maximumFreeMoves where window.count > windowShare {
-                guard main.count + 1 <= capacity - windowShare, let candidate = window.first(where: { $0 != key })
+                guard main.count < capacity - windowShare, let candidate = windowCandidate(sparing: key, &chances)
                 else { break }
                 window.removeAll { $0 == candidate }
                 main.append(candidate)
@@ -209,17 +212,30 @@ struct ReferenceTinyLFU: ReferencePolicy {
             return false
         }
         var freeMoves = 0
+        var chances = EvictionPolicy.maximumSecondChances
         while window.count + main.count > capacity {
-            let candidate = window.first { $0 != key }
-            if window.count > windowShare || main.isEmpty, let candidate {
+            if window.count > windowShare || main.isEmpty, let candidate = windowCandidate(sparing: key, &chances) {
                 if admitOrEvict(candidate, hasFreeRoom: freeMoves < EvictionPolicy.maximumFreeMoves) { freeMoves += 1 }
             } else if !evictFromMain() {
-                guard let oldest = candidate else { break }
+                guard let oldest = window.first(where: { $0 != key }) else { break }
                 window.removeAll { $0 == oldest }
                 frequency[oldest] = nil
             }
         }
         return false
+    }
+
+    /// The window's oldest key other than `key`; with `adapts`, a key whose bit is set goes to
+    /// the window's newest end with its bit cleared instead, while `chances` last.
+    private mutating func windowCandidate(sparing key: String, _ chances: inout Int) -> String? {
+        while let oldest = window.first(where: { $0 != key }) {
+            guard adapts, frequency[oldest]! > 0, chances > 0 else { return oldest }
+            chances -= 1
+            window.removeAll { $0 == oldest }
+            window.append(oldest)
+            frequency[oldest] = 0
+        }
+        return nil
     }
 
     /// Returns whether `candidate` moved into free room; without `hasFreeRoom` the main queue
