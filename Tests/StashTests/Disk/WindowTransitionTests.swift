@@ -26,7 +26,7 @@ import Testing
         var simulator = EvictionSimulator(
             policy: policy, limits: EvictionLimits(sizeLimit: Self.entries, countLimit: nil, lowWaterMark: 1.0))
         let fill = try Self.writesPerRequest(&simulator, keys: (0..<Self.entries).map { "fill-\($0)" })
-        #expect(fill.allSatisfy { $0 <= EvictionPolicy.maximumFreeMoves })
+        #expect(fill.allSatisfy { $0 <= EvictionPolicy.maximumBalanceMoves })
         var index = simulator.index
         let window = try index.entries(inQueue: EvictionPolicy.smallQueue, fromRank: .min, limit: Self.entries)
         let share = simulator.index.frequencySketch?.climber.windowShare ?? 0

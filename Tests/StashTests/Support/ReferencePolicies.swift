@@ -157,7 +157,7 @@ struct ReferenceS3FIFO: ReferencePolicy {
 /// `maximumFreeMoves` keys into free room; after that a key that would move into free room
 /// waits and the main queue evicts, and any other key must displace a victim. A write
 /// that does not overflow moves the window's oldest keys into free room in the main queue while
-/// the window holds more than its share (at most `maximumFreeMoves` of them). Frequencies come from a
+/// the window holds more than its share (at most `maximumBalanceMoves` of them). Frequencies come from a
 /// `FrequencySketch` that counts every request and ages on writes.
 ///
 /// Unlike the other references it inserts first and then evicts, sparing the new key, because
@@ -200,9 +200,9 @@ struct ReferenceTinyLFU: ReferencePolicy {
         let count = window.count + main.count
         guard count > capacity else {
             // No eviction: the window's oldest keys move into free room in the main queue while
-            // the window holds more than its share, at most `maximumFreeMoves` of them.
+            // the window holds more than its share, at most `maximumBalanceMoves` of them.
             var chances = EvictionPolicy.maximumSecondChances
-            for _ in 0..<EvictionPolicy.maximumFreeMoves where window.count > windowShare {
+            for _ in 0..<EvictionPolicy.maximumBalanceMoves where window.count > windowShare {
                 guard main.count < capacity - windowShare, let candidate = windowCandidate(sparing: key, &chances)
                 else { break }
                 window.removeAll { $0 == candidate }
