@@ -11,8 +11,12 @@ extension MemoryCache {
         /// a table of 16–32 bytes per entry.
         var sketch = FrequencySketch(isBlocked: true)
 
+        /// The climber starts at the smallest window, where the memory tier's scan resistance
+        /// was tested; the disk policy's starts at half the cache.
         @usableFromInline
-        init() {}
+        init() {
+            sketch.climber = WindowClimber(startingAt: WindowClimber.minimumShare)
+        }
 
         /// The window's share of the cache: 0.01 to 0.99.
         @usableFromInline
