@@ -61,7 +61,8 @@ import Testing
                     """)
 
             // A lower limit takes effect at once, in the default policy's order: "a" was read
-            // twice and stays; "c", requested once, cannot displace "b", also requested once.
+            // twice and stays; "b" and "c" were requested once each and wait in the window (a
+            // new cache's window holds half of it), whose oldest unread entry, "b", goes.
             _ = try await stash("put", "b", in: dir, input: Self.bytes(15_000))
             _ = try await stash("put", "c", in: dir, input: Self.bytes(15_000))
             let lowered = try await stash("info", "--json", "--size-limit", "20KB", in: dir)
@@ -79,7 +80,7 @@ import Testing
             #expect(statistics["evictions"] == 1)
             #expect(
                 try await stash("ls", in: dir).text
-                    == " 1.0 KB  a\n15.0 KB  b\n  500 B  pinned  [pinned]\n3 entries, 16.5 KB (1 pinned, 500 B)\n")
+                    == " 1.0 KB  a\n15.0 KB  c\n  500 B  pinned  [pinned]\n3 entries, 16.5 KB (1 pinned, 500 B)\n")
         }
     }
 

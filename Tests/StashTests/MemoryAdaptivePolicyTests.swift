@@ -13,10 +13,10 @@ import Testing
         #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 48)
     }
 
-    /// Until the cache is full every entry waits in the window, which is kept in LRU order: a
-    /// hit moves the entry to the window's newest end, as the disk policy does.
+    /// The window (1 % of 400 entries: 4) is kept in LRU order: a hit moves the entry to the
+    /// window's newest end (on disk the window is a CLOCK, which a relink in memory does not need).
     @Test func aHitMovesAWindowEntryToTheNewestEndOfTheWindow() {
-        let cache = MemoryCache<String, Int>(countLimit: 100, policy: .adaptive)
+        let cache = MemoryCache<String, Int>(countLimit: 400, policy: .adaptive)
         for key in ["a", "b", "c", "d"] { cache[key] = 0 }
         #expect(cache.keysInEvictionOrder == ["a", "b", "c", "d"])
 
@@ -24,6 +24,33 @@ import Testing
         _ = cache["a"]
 
         #expect(cache.keysInEvictionOrder == ["c", "d", "b", "a"])
+        #expect(cache.storageInvariantViolation == nil)
+    }
+
+    /// A cache filled without eviction keeps its window at its share (its least recently used
+    /// entries move to the main queue as newcomers arrive, at most 16 per insertion), so its first
+    /// eviction contests one newcomer rather than moving the whole fill.
+    @Test func aFillWithoutEvictionKeepsTheWindowAtItsShare() {
+        let entries = 20_000
+        let cache = MemoryCache<String, Int>(countLimit: entries, policy: .adaptive)
+        func queueCounts() -> (window: Int, main: Int) {
+            cache.state.withLock { ($0.storage.small.count, $0.storage.main.count) }
+        }
+        var largestWindow = 0
+        for key in 0..<entries {
+            cache["fill-\(key)"] = key
+            largestWindow = max(largestWindow, queueCounts().window)
+        }
+        let share = cache.adaptiveWindowShare
+        let windowCount = Int((Double(entries) * share).rounded(.up))
+        // The window follows the climber's share, a step of at most 1/16 of the cache behind.
+        #expect(queueCounts().window <= windowCount + entries / 16, "share \(share)")
+        #expect(largestWindow < entries / 4)
+        #expect(queueCounts().window + queueCounts().main == entries)
+
+        cache["new"] = 0
+
+        #expect(cache.totalCount == entries)
         #expect(cache.storageInvariantViolation == nil)
     }
 

@@ -11,8 +11,12 @@ extension MemoryCache {
         /// a table of 16–32 bytes per entry.
         var sketch = FrequencySketch(isBlocked: true)
 
+        /// The climber starts at the smallest window, where the memory tier's scan resistance
+        /// was tested; the disk policy's starts at half the cache.
         @usableFromInline
-        init() {}
+        init() {
+            sketch.climber = WindowClimber(startingAt: WindowClimber.minimumShare)
+        }
 
         /// The window's share of the cache: 0.01 to 0.99.
         @usableFromInline
@@ -57,7 +61,11 @@ extension MemoryCache.State {
     /// evicted. With the window within its share, the main queue evicts its CLOCK victim.
     ///
     /// O(1) amortized, as S3-FIFO: each pass-over in the main queue spends a read recorded by
-    /// an earlier hit, and each move empties a place in the window.
+    /// an earlier hit, and each move empties a place in the window. One call moves at most
+    /// `maximumFreeMoves` (16) entries into free room (a cache filled without
+    /// eviction holds everything in its window, and its first eviction would otherwise move
+    /// nearly all of it under the lock); past that the main queue gives its CLOCK victim, and
+    /// the following evictions move the rest.
     @inlinable
     mutating func nextAdaptiveVictim(toCost cost: Int, count: Int) -> Int? {
         let none = MemoryCache.Storage.none
@@ -65,6 +73,7 @@ extension MemoryCache.State {
         let windowCost = max(1, Int((Double(cost) * share).rounded(.up)))
         let isCounted = count < Int.max / 2
         let windowCount = isCounted ? max(1, Int((Double(count) * share).rounded(.up))) : Int.max
+        var freeMoves = 0
         while true {
             let small = storage.small
             // An entry being stored is filled but not linked yet (eviction makes room first);
@@ -79,6 +88,8 @@ extension MemoryCache.State {
             if main.cost + storage.nodes[candidate].cost <= cost - windowCost
                 && (!isCounted || main.count + 1 <= count - windowCount)
             {
+                guard freeMoves < Self.maximumFreeMoves else { return nextClockVictim() ?? candidate }
+                freeMoves += 1
                 storage.nodes[candidate].frequency = 0
                 storage.moveToHeadOfMain(candidate)
                 continue
@@ -91,6 +102,35 @@ extension MemoryCache.State {
             storage.nodes[candidate].frequency = 0
             storage.moveToHeadOfMain(candidate)
             return victim
+        }
+    }
+
+    /// The most window entries one eviction, or one insertion, moves into free room in the
+    /// main queue.
+    @inlinable static var maximumFreeMoves: Int { 16 }
+
+    /// Keeps the adaptive window within its share after `slot` joined it, while no limit is
+    /// exceeded: the window's least recently used entries move into free room in the main
+    /// queue, at most ``maximumFreeMoves`` of them, as the disk policy does at such a write.
+    ///
+    /// So a cache that fills without eviction keeps its window at its share (as Caffeine does),
+    /// and its first eviction finds a full main queue to contest rather than a window to empty.
+    @inlinable
+    mutating func balanceAdaptiveWindow(toCost cost: Int, count: Int, sparing slot: Int) {
+        let share = storage.admission.windowShare
+        let windowCost = max(1, Int((Double(cost) * share).rounded(.up)))
+        let isCounted = count < Int.max / 2
+        let windowCount = isCounted ? max(1, Int((Double(count) * share).rounded(.up))) : Int.max
+        for _ in 0..<Self.maximumFreeMoves {
+            let small = storage.small
+            let candidate = small.tail
+            guard candidate != MemoryCache.Storage.none, candidate != slot,
+                small.cost > windowCost || small.count > windowCount,
+                storage.main.cost + storage.nodes[candidate].cost <= cost - windowCost,
+                !isCounted || storage.main.count + 1 <= count - windowCount
+            else { return }
+            storage.nodes[candidate].frequency = 0
+            storage.moveToHeadOfMain(candidate)
         }
     }
 

@@ -118,6 +118,9 @@ extension MemoryCache {
                 let isIntoSmallQueue = admitsToSmallQueue(key, slot: slot)
                 evict(toCost: costLimit, count: countLimit, reserving: cost, reason: .limit, evictions: &evictions)
                 storage.link(slot, intoSmallQueue: isIntoSmallQueue)
+                if policy.kind == .adaptive {
+                    balanceAdaptiveWindow(toCost: costLimit, count: countLimit, sparing: slot)
+                }
             } else {
                 displaced = storage.replace(at: slot, value: value, cost: cost, expiry: expiry)
                 recordAccess(slot)

@@ -26,7 +26,7 @@ import Testing
         var simulator = EvictionSimulator(
             policy: policy, limits: EvictionLimits(sizeLimit: Self.entries, countLimit: nil, lowWaterMark: 1.0))
         let fill = try Self.writesPerRequest(&simulator, keys: (0..<Self.entries).map { "fill-\($0)" })
-        #expect(fill.allSatisfy { $0 <= EvictionPolicy.maximumFreeMoves })
+        #expect(fill.allSatisfy { $0 <= EvictionPolicy.maximumBalanceMoves })
         var index = simulator.index
         let window = try index.entries(inQueue: EvictionPolicy.smallQueue, fromRank: .min, limit: Self.entries)
         let share = simulator.index.frequencySketch?.climber.windowShare ?? 0
@@ -61,9 +61,9 @@ import Testing
             perWrite.append(index.writes - before)
             index.protected = nil
         }
-        // Each write moves 16 entries to the main queue and then makes one contest (one eviction).
+        // Each write moves 16 entries to the main queue, which then evicts its oldest: 17 writes.
         #expect(perWrite == Array(repeating: EvictionPolicy.maximumFreeMoves + 1, count: 200))
-        #expect(try index.queueTotals(EvictionPolicy.mainQueue).count == 200 * EvictionPolicy.maximumFreeMoves)
+        #expect(try index.queueTotals(EvictionPolicy.mainQueue).count == 200 * (EvictionPolicy.maximumFreeMoves - 1))
         #expect(index.evictable.count == Self.entries)
     }
 
@@ -76,7 +76,9 @@ import Testing
             let window = try cache.index.read { db in
                 try db.first("SELECT count(*) FROM entries WHERE queue = 0") { $0.int(0) }
             }
-            #expect(try #require(window) < entries / 4)
+            let share = try #require(cache.sketchSlot.withLock { $0.sketch?.climber.windowShare })
+            // Within its share, give or take the writes still catching up with a climber step.
+            #expect(try #require(window) <= Int(Double(entries) * share) + entries / 16, "share \(share)")
             func positions() throws -> [Int64: [Int64]] {
                 var rows: [Int64: [Int64]] = [:]
                 try cache.index.read { db in

@@ -154,9 +154,10 @@ struct ReferenceS3FIFO: ReferencePolicy {
 /// more than its share (or the main queue is empty), the window's oldest key either moves into
 /// free room in the main queue or competes with the main queue's CLOCK victims: it is admitted
 /// only if its estimated frequency exceeds theirs, otherwise evicted. One write moves at most
-/// `maximumFreeMoves` keys into free room; after that a key must displace a victim. A write
+/// `maximumFreeMoves` keys into free room; after that a key that would move into free room
+/// waits and the main queue evicts, and any other key must displace a victim. A write
 /// that does not overflow moves the window's oldest keys into free room in the main queue while
-/// the window holds more than its share (at most `maximumFreeMoves` of them). Frequencies come from a
+/// the window holds more than its share (at most `maximumBalanceMoves` of them). Frequencies come from a
 /// `FrequencySketch` that counts every request and ages on writes.
 ///
 /// Unlike the other references it inserts first and then evicts, sparing the new key, because
@@ -197,12 +198,11 @@ struct ReferenceTinyLFU: ReferencePolicy {
         window.append(key)
         frequency[key] = 0
         let count = window.count + main.count
-        sketch.ensureCapacity(forEntries: count)
         guard count > capacity else {
             // No eviction: the window's oldest keys move into free room in the main queue while
-            // the window holds more than its share, at most `maximumFreeMoves` of them.
+            // the window holds more than its share, at most `maximumBalanceMoves` of them.
             var chances = EvictionPolicy.maximumSecondChances
-            for _ in 0..<EvictionPolicy.maximumFreeMoves where window.count > windowShare {
+            for _ in 0..<EvictionPolicy.maximumBalanceMoves where window.count > windowShare {
                 guard main.count < capacity - windowShare, let candidate = windowCandidate(sparing: key, &chances)
                 else { break }
                 window.removeAll { $0 == candidate }
@@ -211,10 +211,16 @@ struct ReferenceTinyLFU: ReferencePolicy {
             }
             return false
         }
+        sketch.ensureCapacity(forEntries: count)
         var freeMoves = 0
         var chances = EvictionPolicy.maximumSecondChances
         while window.count + main.count > capacity {
             if window.count > windowShare || main.isEmpty, let candidate = windowCandidate(sparing: key, &chances) {
+                // Past the free moves, a candidate that would move into free room waits.
+                let hasFreeRoom = freeMoves < EvictionPolicy.maximumFreeMoves
+                if !hasFreeRoom && !main.isEmpty && main.count + 1 <= capacity - windowShare && evictFromMain() {
+                    continue
+                }
                 if admitOrEvict(candidate, hasFreeRoom: freeMoves < EvictionPolicy.maximumFreeMoves) { freeMoves += 1 }
             } else if !evictFromMain() {
                 guard let oldest = window.first(where: { $0 != key }) else { break }
