@@ -13,22 +13,24 @@ extension EvictionPolicy {
 
     static let windowEntries = 32
 
-    /// The most window entries one write moves into free room in the main queue.
+    /// The most window entries one eviction moves into free room in the main queue.
     ///
     /// A cache filled without eviction would otherwise hold everything in its window, and its
     /// first eviction would move nearly every entry to the main queue (one index update each,
     /// seconds at a million entries); so would the first eviction after the climber shrinks
-    /// the window by much. With the bound, a write does at most this many such moves (one is
-    /// usually enough while a cache fills, see ``balanceWindow(in:targetSize:targetCount:capacity:)``)
-    /// and the rest are done by the writes that follow.
+    /// the window by much. With the bound, an eviction does at most this many such moves and the
+    /// writes that follow do the rest (a write that evicts nothing, at most
+    /// ``maximumBalanceMoves``, see ``balanceWindow(in:targetSize:targetCount:capacity:)``).
     static let maximumFreeMoves = 16
 
     /// The most window entries a write that evicts nothing moves into free room in the main
-    /// queue: one keeps a filling cache's window at its share, two make a window above its
-    /// share (after a large entry, or a climber that shrank it) drain, and a window far above it
-    /// (a cache filled under a much larger limit) drains over many writes at two index updates
-    /// each: at a million entries each such move is a random page written by the store's commit,
-    /// about 0.3 ms on the 2-core test machine, so 16 per store made every store 4.7 ms.
+    /// queue.
+    ///
+    /// One keeps a filling cache's window at its share; two make a window above its share
+    /// (after a large entry, or a climber that shrank it) drain; a window far above it (a cache
+    /// filled under a much larger limit) drains over many writes. At a million entries each
+    /// move is a random page written by the store's commit: with 16 moves per such write a
+    /// store into that cache took 4.7 ms, with 2, 1.8 ms (`Benchmarks/POLICIES.md`).
     static let maximumBalanceMoves = 2
 
     /// The most second chances one write gives in the adaptive policy's window (a CLOCK): after

@@ -90,7 +90,7 @@ extension MemoryCache.State {
             {
                 guard freeMoves < Self.maximumFreeMoves else { return nextClockVictim() ?? candidate }
                 freeMoves += 1
-                storage.nodes[candidate].frequency = 0
+                // Into free room with its reads: they count for the CLOCK (see balanceAdaptiveWindow).
                 storage.moveToHeadOfMain(candidate)
                 continue
             }
@@ -129,7 +129,9 @@ extension MemoryCache.State {
                 storage.main.cost + storage.nodes[candidate].cost <= cost - windowCost,
                 !isCounted || storage.main.count + 1 <= count - windowCount
             else { return }
-            storage.nodes[candidate].frequency = 0
+            // The entry keeps its reads as CLOCK credit: an entry read while in the window and
+            // moved just before a scan would otherwise be the main queue's only unread popular
+            // entry, the victim of every contest of the scan, and lost to a sketch collision.
             storage.moveToHeadOfMain(candidate)
         }
     }
