@@ -165,6 +165,13 @@ extension DiskCache {
         let policy = configuration.evictionPolicy
         var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self, rankBlock: accesses.count)
         let displaced = try Self.hasDisplacedEntries(db)
+        let marks = try persistedStateMarks(db)
+        // Moved out (not copied) for the batch, and back once it is written.
+        var known = persistedStates.withLock { states in
+            states.validate(marks)
+            defer { states = PersistedStates() }
+            return states
+        }
         typealias Found = (id: Int64, state: PolicyState, accessed: Double)
         func found(_ row: SQLiteRow) -> Found {
             (row.int64(0), PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)), row.double(4))
@@ -173,11 +180,18 @@ extension DiskCache {
         updates.reserveCapacity(accesses.count)
         // States are computed in the order of the reads (least recent first: ranks follow it).
         for (key, access) in accesses {
-            // By the key's home id, as a read finds it; the key index only while displaced
-            // entries exist.
-            var entry = try db.first(
-                "SELECT id, queue, rank, frequency, accessed FROM entries WHERE id = ?1 AND key = ?2",
-                [.integer(Self.entryID(forKey: key)), .blob(key)], map: found)
+            // By the key's home id, as a read finds it (from what the last batches found or
+            // wrote if nothing changed since); the key index only while displaced entries exist.
+            let homeID = Self.entryID(forKey: key)
+            var entry: Found? = known.state(ofEntry: homeID, key: key).map {
+                (id: homeID, state: $0.state, accessed: $0.accessed)
+            }
+            if entry == nil {
+                hitWriteLookups.withLock { $0 += 1 }
+                entry = try db.first(
+                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE id = ?1 AND key = ?2",
+                    [.integer(homeID), .blob(key)], map: found)
+            }
             if entry == nil, displaced {
                 entry = try db.first(
                     "SELECT id, queue, rank, frequency, accessed FROM entries WHERE key = ?1", [.blob(key)], map: found)
@@ -188,7 +202,12 @@ extension DiskCache {
                     entry.state, hits: access.hits, fingerprint: Self.fingerprint(key), in: &policyIndex) ?? entry.state
             if policy.usesFrequencySketch { noteSketchRequests(access.hits) }
             let accessed = access.date.timeIntervalSince1970
-            if state == entry.state && accessed - entry.accessed < Self.accessTimeResolution { continue }
+            let writes = state != entry.state || accessed - entry.accessed >= Self.accessTimeResolution
+            if entry.id == homeID {
+                let stored = PersistedStates.Known(key: key, state: state, accessed: writes ? accessed : entry.accessed)
+                known.remember(stored, forEntry: homeID)
+            }
+            guard writes else { continue }
             updates.append((entry.id, state, accessed, state.queue != entry.state.queue))
         }
         // Written in id order: rows that share a page are written together.
@@ -213,6 +232,9 @@ extension DiskCache {
             }
         }
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
+        // The copy now matches the index, hit writes (and the sketch's) included.
+        known.seal(try persistedStateMarks(db))
+        persistedStates.withLock { $0 = known }
     }
 }
 

@@ -34,6 +34,9 @@ public final class DiskCache: Sendable {
     let counters = LockedValue(Statistics())
     let evictionStreams = LockedValue([UInt64: AsyncStream<EvictionEvent>.Continuation]())
     let sketchSlot = LockedValue(SketchSlot())
+    let persistedStates = LockedValue(PersistedStates())
+    /// How many entry rows the hit writes looked up in the index (tests).
+    let hitWriteLookups = LockedValue(0)
     let backgroundWork = DispatchGroup()
     let faults = LockedValue(FaultInjection())
     /// Where recorded accesses are written to the index, off the callers' threads.

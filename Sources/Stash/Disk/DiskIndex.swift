@@ -42,6 +42,8 @@ final class DiskIndex: @unchecked Sendable {
     private let writer = LockedValue(Writer())
     /// How many read transactions readers started (tests: a burst of reads starts one).
     let snapshotStarts = LockedValue(0)
+    /// Write transactions rolled back so far (what they changed is gone from the index).
+    let rollbacks = LockedValue(0)
     let checkpointer: IndexCheckpointer
     private let readers = LockedValue(ReaderPool())
 
@@ -140,6 +142,7 @@ final class DiskIndex: @unchecked Sendable {
                 return result
             } catch {
                 try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
+                rollbacks.withLock { $0 += 1 }
                 throw error
             }
         }

@@ -123,6 +123,67 @@ import Testing
         }
     }
 
+    @Test func hitsOnEntriesWhoseStateIsKnownAndUnchangedLookNothingUp() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600)))
+            let keys = (0..<100).map { "key-\($0)" }
+            for key in keys { try cache.store(Data(key.utf8), forKey: key) }
+            func readAllAndFlush() throws -> Int {
+                let before = cache.hitWriteLookups.withLock { $0 }
+                for key in keys { #expect(try cache.data(forKey: key) == Data(key.utf8)) }
+                #expect(try cache.flushAccesses() == keys.count)
+                return cache.hitWriteLookups.withLock { $0 } - before
+            }
+
+            // The first batch sets each entry's reference bit; the second finds nothing to change
+            // and, knowing the states it wrote, reads no row either.
+            #expect(try readAllAndFlush() == keys.count)
+            #expect(try readAllAndFlush() == 0)
+            // A store changes the index: what the batches knew is dropped, and read again.
+            try cache.store(Data("other".utf8), forKey: "other")
+            #expect(try readAllAndFlush() == keys.count)
+            #expect(try readAllAndFlush() == 0)
+            cache.close()
+        }
+    }
+
+    @Test func aHitAfterAnotherConnectionRewroteTheEntryIsWrittenAgain() throws {
+        try withTemporaryDirectory { dir in
+            let configuration = DiskCache.Configuration(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600))
+            let reader = try DiskCache(directory: dir, configuration: configuration)
+            let writer = try DiskCache(directory: dir, configuration: configuration)
+            try writer.store(Data("v1".utf8), forKey: "k")
+            let observer = try IndexObserver(dir)
+            func frequency() throws -> Int? {
+                try observer.db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data("k".utf8))]) {
+                    $0.int(0)
+                }
+            }
+            #expect(try reader.data(forKey: "k") == Data("v1".utf8))
+            try reader.flushAccesses()
+            #expect(try frequency() == 1)
+
+            // Another connection removes the entry and stores the key anew: not yet read.
+            try writer.removeData(forKey: "k")
+            try writer.store(Data("v2".utf8), forKey: "k")
+            #expect(try frequency() == 0)
+            #expect(try reader.data(forKey: "k") == Data("v2".utf8))
+            try reader.flushAccesses()
+            #expect(try frequency() == 1)
+
+            // The same through the reader's own connection.
+            try reader.removeData(forKey: "k")
+            try reader.store(Data("v3".utf8), forKey: "k")
+            #expect(try frequency() == 0)
+            #expect(try reader.data(forKey: "k") == Data("v3".utf8))
+            try reader.flushAccesses()
+            #expect(try frequency() == 1)
+            reader.close()
+            writer.close()
+        }
+    }
+
     @Test func aHitReachesTheIndexAfterTheFlushDelayAndNotBefore() throws {
         try withTemporaryDirectory { dir in
             let clock = TestClock()
