@@ -10,8 +10,9 @@ extension DiskCache {
     ///
     /// The copy is trusted only while nothing but the hit writes themselves changed the index:
     /// it is dropped whenever the writer connection changed a row since (a store, a removal, an
-    /// eviction, a move of the policy's), another connection committed (`PRAGMA data_version`)
-    /// or a write transaction rolled back, so it never disagrees with the index. Holds at most
+    /// eviction, a move of the policy's), another connection committed (`PRAGMA data_version`),
+    /// a write transaction rolled back or the writer connection was replaced
+    /// (`DiskIndex.writerEpoch`), so it never disagrees with the index. Holds at most
     /// ``capacity`` entries, then starts afresh.
     struct PersistedStates {
         struct Known {
@@ -22,10 +23,9 @@ extension DiskCache {
 
         /// The writer's counters when the copy was last brought up to date.
         struct Marks: Equatable {
-            var connection: ObjectIdentifier
+            var writerEpoch: Int
             var totalChanges: Int64
             var dataVersion: Int64
-            var rollbacks: Int
         }
 
         static let capacity = 1 << 16
@@ -57,14 +57,13 @@ extension DiskCache {
         }
     }
 
-    /// The writer connection's counters: rows it changed, commits by other connections, and
-    /// the index's rolled-back transactions (a batch written inside a transaction that then
-    /// rolled back is not in the index).
+    /// The writer connection's counters: the index's writer epoch (a batch written inside a
+    /// transaction that then rolled back is not in the index), rows the connection changed, and
+    /// commits by other connections.
     func persistedStateMarks(_ db: SQLiteConnection) throws -> PersistedStates.Marks {
         PersistedStates.Marks(
-            connection: ObjectIdentifier(db),
+            writerEpoch: index.writerEpoch.withLock { $0 },
             totalChanges: try db.first("SELECT total_changes()") { $0.int64(0) } ?? -1,
-            dataVersion: try db.first("PRAGMA data_version") { $0.int64(0) } ?? -1,
-            rollbacks: index.rollbacks.withLock { $0 })
+            dataVersion: try db.first("PRAGMA data_version") { $0.int64(0) } ?? -1)
     }
 }

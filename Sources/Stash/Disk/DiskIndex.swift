@@ -42,8 +42,12 @@ final class DiskIndex: @unchecked Sendable {
     private let writer = LockedValue(Writer())
     /// How many read transactions readers started (tests: a burst of reads starts one).
     let snapshotStarts = LockedValue(0)
-    /// Write transactions rolled back so far (what they changed is gone from the index).
-    let rollbacks = LockedValue(0)
+    /// How many times what a write left in the index may have gone since.
+    ///
+    /// Counts rollbacks and new writer connections (the index was deleted, rebuilt or
+    /// reopened). Copies of index state (`DiskCache.PersistedStates`) trust themselves only
+    /// while it is unchanged.
+    let writerEpoch = LockedValue(0)
     let checkpointer: IndexCheckpointer
     private let readers = LockedValue(ReaderPool())
 
@@ -142,7 +146,7 @@ final class DiskIndex: @unchecked Sendable {
                 return result
             } catch {
                 try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
-                rollbacks.withLock { $0 += 1 }
+                writerEpoch.withLock { $0 += 1 }
                 throw error
             }
         }
@@ -248,6 +252,7 @@ final class DiskIndex: @unchecked Sendable {
     private func reopenAfterDeletion(_ state: inout Writer) throws {
         state.connection?.close()
         state.connection = nil
+        writerEpoch.withLock { $0 += 1 }
         retireReaders()
         try openWriter(&state)
     }
