@@ -180,6 +180,34 @@ import Testing
         }
     }
 
+    @Test func hitsWrittenInATransactionThatRolledBackAreLookedUpAndWrittenAgain() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600)))
+            try cache.store(Data("v".utf8), forKey: "k")
+            let observer = try IndexObserver(dir)
+            func frequency() throws -> Int? {
+                try observer.db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data("k".utf8))]) {
+                    $0.int(0)
+                }
+            }
+            #expect(try cache.data(forKey: "k") == Data("v".utf8))
+            // A pinned store writes its value to a file inside its transaction, after it wrote the
+            // pending hits: failing that write rolls the hits back with it.
+            cache.faults.withLock { $0.write = { _ in EIO } }
+            #expect(throws: StashError.self) { try cache.store(Data("p".utf8), forKey: "pinned", pinned: true) }
+            cache.faults.withLock { $0.write = nil }
+            #expect(try frequency() == 0)
+
+            let lookups = cache.hitWriteLookups.withLock { $0 }
+            #expect(try cache.data(forKey: "k") == Data("v".utf8))
+            #expect(try cache.flushAccesses() == 1)
+            #expect(cache.hitWriteLookups.withLock { $0 } == lookups + 1)
+            #expect(try frequency() == 1)
+            cache.close()
+        }
+    }
+
     @Test func aHitReachesTheIndexAfterTheFlushDelayAndNotBefore() throws {
         try withTemporaryDirectory { dir in
             let clock = TestClock()
