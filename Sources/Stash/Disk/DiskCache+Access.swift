@@ -176,7 +176,7 @@ extension DiskCache {
         func found(_ row: SQLiteRow) -> Found {
             (row.int64(0), PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)), row.double(4))
         }
-        var updates: [(id: Int64, state: PolicyState, accessed: Double, movesQueue: Bool)] = []
+        var updates: [(id: Int64, state: PolicyState, accessed: Double, old: PolicyState)] = []
         updates.reserveCapacity(accesses.count)
         // States are computed in the order of the reads (least recent first: ranks follow it).
         for (key, access) in accesses {
@@ -208,19 +208,19 @@ extension DiskCache {
                 known.remember(stored, forEntry: homeID)
             }
             guard writes else { continue }
-            updates.append((entry.id, state, accessed, state.queue != entry.state.queue))
+            updates.append((entry.id, state, accessed, entry.state))
         }
         // Written in id order: rows that share a page are written together.
         updates.sort { $0.id < $1.id }
         for update in updates {
-            if update.movesQueue {
+            if update.state.queue != update.old.queue {
                 try db.run(
                     "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
                     [
                         .real(update.accessed), .int(update.state.queue), .integer(update.state.rank),
                         .int(update.state.frequency), .integer(update.id),
                     ])
-            } else {
+            } else if update.state.rank != update.old.rank {
                 // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
                 // queue) does not fire: most hits leave the queue alone.
                 try db.run(
@@ -229,6 +229,14 @@ extension DiskCache {
                         .real(update.accessed), .integer(update.state.rank), .int(update.state.frequency),
                         .integer(update.id),
                     ])
+            } else {
+                // Nor is the rank index rewritten without `rank` in the SET list: SQLite rewrites
+                // an index entry whose column is set, even to the same value, and a hit that
+                // only sets a reference bit (every policy but LRU) would dirty a random page of
+                // the rank index besides the entry's own.
+                try db.run(
+                    "UPDATE entries SET accessed = ?1, frequency = ?2 WHERE id = ?3",
+                    [.real(update.accessed), .int(update.state.frequency), .integer(update.id)])
             }
         }
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
