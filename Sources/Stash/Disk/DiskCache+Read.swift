@@ -173,9 +173,8 @@ extension DiskCache {
     }
 
     /// A hit: the item under an id, with its inline bytes.
-    ///
-    /// A literal, because the hot path caches statements by their text's address; its last
-    /// column is `DiskIndex.inlineBytes`.
+    /// (A literal: the hot path's statements are cached by their text's address. Its last
+    /// column is ``DiskIndex/inlineBytes``.)
     static let lookupByID: StaticString = """
         SELECT key, id, size, file, checksum, expires, pinned,
                coalesce(items.data, (SELECT blobs.data FROM blobs WHERE blobs.id = items.blob))

@@ -3,10 +3,9 @@ import Testing
 
 @testable import Stash
 
-/// Schema 3 keeps inline values in `blobs`, appended, and an item points at its row.
-///
-/// Every way an entry changes or leaves drops its bytes; an index of schema 2 is upgraded in
-/// place without copying its values, and read as it is when it cannot be written.
+/// Schema 3: inline values live in `blobs`, appended, and an item points at its row. Every
+/// way an entry changes or leaves drops its bytes; an index of schema 2 is upgraded in place
+/// without copying its values, and read as it is when it cannot be written.
 @Suite struct DiskIndexBlobsTests {
     static func open(_ dir: URL, readOnly: Bool = false) throws -> DiskCache {
         var configuration = DiskCache.Configuration(sizeLimit: .megabytes(50), inlineThreshold: .kibibytes(4))
@@ -19,9 +18,9 @@ import Testing
         try cache.index.read { db in
             let count = try db.first("SELECT count(*) FROM blobs") { $0.int(0) } ?? -1
             let unreferenced =
-                try db.first(
-                    "SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)"
-                ) { $0.int(0) } ?? -1
+                try db.first("SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)") {
+                    $0.int(0)
+                } ?? -1
             return (count, unreferenced)
         }
     }
