@@ -156,7 +156,7 @@ extension DiskCache {
                 var batch: [(String, StoredEntry)] = []
                 try db.query(
                     """
-                    SELECT id, size, file, checksum, expires, pinned, \(DiskIndex.inlineBytes), key
+                    SELECT id, size, file, checksum, expires, pinned, data, key
                     FROM items WHERE id > ?1 ORDER BY id LIMIT 256
                     """, [.integer(lastID)]
                 ) { row in

@@ -107,9 +107,9 @@ extension DiskCache {
                 }
                 // The triggers wrote the item's other columns; an inline value's bytes go beside them.
                 if fileName == nil, case .inline(let data) = source {
-                    try Self.storeInlineBytes(data, forItem: id, in: db)
+                    try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), .blob(data)])
                 } else if old != nil {
-                    try db.run("UPDATE items SET data = NULL, blob = NULL WHERE id = ?1", [.integer(id)])
+                    try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(id)])
                 }
                 let victims = try evictIfNeeded(in: db, protecting: id, now: now)
                 if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
@@ -132,13 +132,6 @@ extension DiskCache {
             stats.bytesWritten += size
         }
         finishEviction(outcome.victims)
-    }
-
-    /// Appends an inline value to `blobs` and points the item `id` at it; a trigger drops the
-    /// bytes it had before.
-    static func storeInlineBytes(_ data: Data, forItem id: Int64, in db: SQLiteConnection) throws {
-        try db.run("INSERT INTO blobs (data) VALUES (?1)", [.blob(data)])
-        try db.run("UPDATE items SET data = NULL, blob = last_insert_rowid() WHERE id = ?1", [.integer(id)])
     }
 
     /// Renames a temporary file to its final name under `data/`.

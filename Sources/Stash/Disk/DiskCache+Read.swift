@@ -154,14 +154,17 @@ extension DiskCache {
                 var key = key
                 let direct = try key.withUTF8 { keyBytes in
                     try db.first(
-                        Self.lookupByID,
+                        "SELECT key, id, size, file, checksum, expires, pinned, data FROM items WHERE id = ?1",
                         bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
                     ) { row in row.blob(0, equals: keyBytes) ? Self.storedEntry(row) : nil }
                 }
                 if let direct, let entry = direct { return entry }
                 guard try Self.hasDisplacedEntries(db) else { return nil }
                 return try db.first(
-                    Self.lookupThroughKeyIndex, bindingKey: key, map: Self.storedEntry)
+                    """
+                    SELECT key, id, size, file, checksum, expires, pinned, data FROM items
+                    WHERE id = (SELECT id FROM entries WHERE key = ?1)
+                    """, bindingKey: key, map: Self.storedEntry)
             }
         }
     }
@@ -172,23 +175,7 @@ extension DiskCache {
         try db.first("SELECT displaced FROM totals WHERE id = 1") { $0.int(0) != 0 } ?? true
     }
 
-    /// A hit: the item under an id, with its inline bytes.
-    /// (A literal: the hot path's statements are cached by their text's address. Its last
-    /// column is ``DiskIndex/inlineBytes``.)
-    static let lookupByID: StaticString = """
-        SELECT key, id, size, file, checksum, expires, pinned,
-               coalesce(items.data, (SELECT blobs.data FROM blobs WHERE blobs.id = items.blob))
-        FROM items WHERE id = ?1
-        """
-
-    /// The item of a key stored under another id than its own.
-    static let lookupThroughKeyIndex: StaticString = """
-        SELECT key, id, size, file, checksum, expires, pinned,
-               coalesce(items.data, (SELECT blobs.data FROM blobs WHERE blobs.id = items.blob))
-        FROM items WHERE id = (SELECT id FROM entries WHERE key = ?1)
-        """
-
-    /// The entry in a row of ``lookupByID``.
+    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data FROM items`.
     private static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
         StoredEntry(
             id: row.int64(1), size: row.int(2), file: row.text(3), checksum: UInt64(bitPattern: row.int64(4)),

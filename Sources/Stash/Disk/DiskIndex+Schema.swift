@@ -3,13 +3,8 @@ extension DiskIndex {
     ///
     /// See `DiskCache.entryID(forKey:)` for the id.
     ///
-    /// * `items` holds what a read needs, so that a hit is one lookup by integer key (its
-    ///   inline bytes, in `blobs`, come with it in the same statement). It is written when a
-    ///   value is stored or removed, never by a hit.
-    /// * `blobs` holds inline values under ids that only grow, so that a store appends at the
-    ///   right edge of its B-tree: 1 KiB rows inserted at the items' random ids split and
-    ///   rebalance a leaf at almost every store (in C, 53 µs per single-row transaction against
-    ///   28 µs for a small random row plus an appended one).
+    /// * `items` holds what a read needs, inline bytes included, so that a hit is one lookup
+    ///   by integer key. It is written when a value is stored or removed, never by a hit.
     /// * `entries` holds the eviction policy's state, the times and the metadata, and is what
     ///   the batched writes of hits change; those writes never dirty a page a read uses.
     ///
@@ -63,7 +58,6 @@ extension DiskIndex {
                 main_size = main_size - (OLD.queue = 1 AND OLD.pinned = 0) * OLD.size,
                 main_count = main_count - (OLD.queue = 1 AND OLD.pinned = 0)
             WHERE id = 1;
-            DELETE FROM blobs WHERE id = (SELECT blob FROM items WHERE id = OLD.id);
             DELETE FROM items WHERE id = OLD.id;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned, queue ON entries BEGIN
@@ -82,14 +76,12 @@ extension DiskIndex {
             UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
         \(sketchTable)
-        PRAGMA user_version = 3;
+        PRAGMA user_version = 2;
         """
 
-    /// The read side of each entry, the table of inline bytes, and the triggers that copy
-    /// `entries`' columns into `items` and drop bytes no item refers to any more.
+    /// The read side of each entry, and the triggers that copy `entries`' columns into it.
     ///
-    /// `blob` is set by the store itself (NULL for a value kept in a file). `data` holds the
-    /// inline bytes of entries stored by schema 2, which are read in place until overwritten.
+    /// `data` is set by the store itself (NULL for a value kept in a file).
     static let itemsTable = """
         CREATE TABLE IF NOT EXISTS items (
             id INTEGER PRIMARY KEY,
@@ -99,10 +91,8 @@ extension DiskIndex {
             checksum INTEGER NOT NULL,
             expires REAL,
             pinned INTEGER NOT NULL,
-            data BLOB,
-            blob INTEGER
+            data BLOB
         );
-        \(blobsTable)
         CREATE TRIGGER IF NOT EXISTS entries_item_inserted AFTER INSERT ON entries BEGIN
             INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned)
             VALUES (NEW.id, NEW.key, NEW.size, NEW.file, NEW.checksum, NEW.expires, NEW.pinned);
@@ -113,35 +103,6 @@ extension DiskIndex {
                 expires = NEW.expires, pinned = NEW.pinned
             WHERE id = NEW.id;
         END;
-        """
-
-    /// Inline values, appended; and the trigger that drops an item's bytes when it gets others
-    /// or moves to a file (its removal is in `entries_deleted`).
-    static let blobsTable = """
-        CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, data BLOB);
-        CREATE TRIGGER IF NOT EXISTS items_blob_replaced
-        AFTER UPDATE OF blob ON items WHEN OLD.blob IS NOT NULL AND OLD.blob IS NOT NEW.blob BEGIN
-            DELETE FROM blobs WHERE id = OLD.blob;
-        END;
-        """
-
-    /// The expression, in a query `FROM items`, for an item's inline bytes (NULL for a file).
-    static let inlineBytes = "coalesce(items.data, (SELECT blobs.data FROM blobs WHERE blobs.id = items.blob))"
-
-    /// Version 2 kept inline bytes in `items.data`: they stay there (read in place, so opening
-    /// copies nothing), new ones go to `blobs`; `entries_deleted` gains the removal of bytes.
-    static let migrationFromVersion2 = """
-        ALTER TABLE items ADD COLUMN blob INTEGER;
-        DROP TRIGGER IF EXISTS entries_deleted;
-        \(blobsTable)
-        """
-
-    /// Temporary objects that let a connection to a read-only schema-2 index run schema 3's
-    /// reads (temporary names hide the file's own).
-    static let schema2ReadingAsSchema3 = """
-        CREATE TEMP TABLE blobs (id INTEGER PRIMARY KEY, data BLOB);
-        CREATE TEMP VIEW items AS
-            SELECT id, key, size, file, checksum, expires, pinned, data, NULL AS blob FROM main.items;
         """
 
     /// Version 1 kept inline bytes in a table of their own and had no `items`: copy both into

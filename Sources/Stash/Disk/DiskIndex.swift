@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 3
+    static let schemaVersion: Int32 = 2
 
     let root: String
     let databasePath: String
@@ -183,14 +183,7 @@ final class DiskIndex: @unchecked Sendable {
             // closed cleanly has no WAL, and is then opened as immutable (no locks, no WAL).
             let hasWAL = access(databasePath + "-wal", F_OK) == 0
             let uri = URL(fileURLWithPath: databasePath).absoluteString + (hasWAL ? "?mode=ro" : "?immutable=1")
-            let connection = try SQLiteConnection(path: uri, busyTimeout: busyTimeout, readOnlyURI: true)
-            if try connection.first("PRAGMA user_version", map: { $0.int(0) }) == 2 {
-                // A schema-2 index that cannot be upgraded: its inline bytes are all in
-                // `items.data`; an empty `blobs` and an `items` with its `blob` column, both
-                // temporary, let every query of schema 3 read it.
-                try connection.execute(Self.schema2ReadingAsSchema3)
-            }
-            return (connection, generation)
+            return (try SQLiteConnection(path: uri, busyTimeout: busyTimeout, readOnlyURI: true), generation)
         }
         // Never create the file here: while a rebuild has moved the index aside, a reader waits
         // for the writer's reopen instead of creating an empty index.
@@ -367,8 +360,6 @@ final class DiskIndex: @unchecked Sendable {
             if current == 1 {
                 // Version 1 indexes written before the sketch existed gain its table too.
                 try db.execute(Self.sketchTable + Self.migrationFromVersion1 + Self.schema)
-            } else if current == 2 {
-                try db.execute(Self.migrationFromVersion2 + Self.schema)
             } else if current == 0 {
                 try db.execute(Self.schema)
             }

@@ -122,22 +122,15 @@ enum IndexBuilder {
         guard (try? source.first("PRAGMA quick_check") { $0.text(0) }) == .some("ok") else { return rank }
         var rank = rank
         var rows: [[SQLiteValue]] = []
-        // Version 1 kept inline bytes in `inline`, version 2 in `items`, version 3 in `blobs`
-        // (or, for entries version 2 stored, still in `items`).
-        func hasTable(_ name: String) -> Bool {
-            (try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [.text(name)]) {
-                _ in true
-            }) == .some(true)
+        // Version 1 kept inline bytes in `inline`, version 2 in `items`.
+        let hasItems = try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'") {
+            _ in true
         }
-        let layout: (bytes: String, tables: String) =
-            hasTable("blobs")
-            ? ("coalesce(i.data, b.data)", "items i ON i.id = e.id LEFT JOIN blobs b ON b.id = i.blob")
-            : ("i.data", hasTable("items") ? "items i ON i.id = e.id" : "inline i ON i.id = e.id")
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
-                   e.last_modified, e.extra, \(layout.bytes)
-            FROM entries e JOIN \(layout.tables)
+                   e.last_modified, e.extra, i.data
+            FROM entries e JOIN \(hasItems == true ? "items" : "inline") i ON i.id = e.id
             WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
             """
         ) { row in
@@ -161,7 +154,7 @@ enum IndexBuilder {
                 ON CONFLICT (key) DO NOTHING RETURNING id
                 """, Array(row[0..<10]) + [.integer(rank), .integer(DiskCache.entryID(forKey: keyBytes))]
             ) { $0.int64(0) }
-            if let id, case .blob(let data) = row[10] { try DiskCache.storeInlineBytes(data, forItem: id, in: db) }
+            if let id { try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), row[10]]) }
         }
         return rank
     }
