@@ -44,14 +44,23 @@ struct AccessLog {
         if !frontTierHits.isEmpty { frontTierHits[String(decoding: key, as: UTF8.self)] = nil }
     }
 
-    /// Removes and returns the pending accesses, least recent first; front-tier hits count as
-    /// accesses at `date`, after the others.
-    mutating func drain(at date: Date) -> [(key: Data, access: Access)] {
+    /// Removes and returns the pending accesses, unordered; front-tier hits count as accesses at
+    /// `date`, after the others.
+    ///
+    /// Cheap enough to call under the log's lock, which readers take for every hit: the caller
+    /// orders the accesses (``inOrder(_:)``) after letting go of it.
+    mutating func drain(at date: Date) -> [Data: Access] {
         schedule = .idle
         for (key, hits) in frontTierHits { record(Data(key.utf8), at: date, hits: hits) }
         frontTierHits.removeAll(keepingCapacity: true)
-        defer { pending.removeAll(keepingCapacity: true) }
-        return pending.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value) }
+        let drained = pending
+        pending = Dictionary(minimumCapacity: drained.count)
+        return drained
+    }
+
+    /// Drained accesses, least recent first.
+    static func inOrder(_ drained: [Data: Access]) -> [(key: Data, access: Access)] {
+        drained.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value) }
     }
 }
 
@@ -147,7 +156,7 @@ extension DiskCache {
     func flushAccesses(in db: SQLiteConnection) throws -> Int {
         guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return 0 }
         let now = configuration.clock()
-        let accesses = accessLog.withLock { $0.drain(at: now) }
+        let accesses = AccessLog.inOrder(accessLog.withLock { $0.drain(at: now) })
         try applyAccesses(accesses, in: db)
         return accesses.count
     }
