@@ -32,9 +32,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .target(name: "CStashVFS", dependencies: ["CSQLite"]),
         .target(
             name: "Stash",
-            dependencies: ["CSQLite"],
+            dependencies: ["CSQLite", "CStashVFS"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(

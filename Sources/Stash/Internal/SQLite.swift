@@ -1,4 +1,5 @@
 import CSQLite
+import CStashVFS
 import Foundation
 
 /// The `SQLITE_TRANSIENT` destructor: SQLite copies bound bytes before the call returns.
@@ -33,6 +34,12 @@ final class SQLiteConnection {
     /// SQLite's mapping of the WAL-index header, for a reader (see `mapWALHeader()`).
     var walHeader: UnsafeRawPointer?
 
+    /// Stash's VFS (`stash_vfs.c`): SQLite's default one, except that a connection keeps its
+    /// memory map of the database across other connections' commits while the file's size is
+    /// unchanged, so that a read after a commit does not fault every page in again. `nil` (the
+    /// default VFS) if it could not be registered.
+    static let vfs: String? = stash_vfs_register() == SQLITE_OK ? STASH_VFS_NAME : nil
+
     /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,
     /// `path` is a `file:` URI opened read-only (for a cache directory that cannot be written).
     init(path: String, busyTimeout: Duration, createsFile: Bool = true, readOnlyURI: Bool = false)
@@ -43,7 +50,7 @@ final class SQLiteConnection {
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | (createsFile ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, Self.vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(db)

@@ -1,0 +1,19 @@
+#ifndef STASH_VFS_H
+#define STASH_VFS_H
+
+/// The name of Stash's VFS: SQLite's default VFS, except that a connection keeps its memory
+/// map of the database file across other connections' commits while the file's size is
+/// unchanged (see stash_vfs.c).
+#define STASH_VFS_NAME "stash-unix"
+
+/// Registers the VFS (not as the default) once; later calls do nothing. Returns an SQLite
+/// result code.
+int stash_vfs_register(void);
+
+/// A file-control opcode (`sqlite3_file_control(db, "main", STASH_FCNTL_UNMAP_COUNTS, counts)`)
+/// that fills `long long counts[2]` with how many requests to drop the database file's memory
+/// map this connection passed on to the default VFS (the file's size had changed) and how many
+/// it skipped (it had not). For tests.
+#define STASH_FCNTL_UNMAP_COUNTS 0x5354
+
+#endif

@@ -1,0 +1,231 @@
+// A shim over SQLite's default VFS that keeps a reader's memory map alive across commits.
+//
+// In WAL mode, a connection that starts a read transaction after another connection
+// committed drops its whole page cache and, when it reads the database through a memory map,
+// asks the VFS to drop the map too (xUnfetch(file, 0, NULL)). The next read maps the file
+// again and every page it touches is faulted in again. A cache whose hits are written in the
+// background commits every few thousand reads, and each commit then cost every reader a page
+// fault per page it touched: at 100 000 entries a hit took about twice as long as with no
+// commits at all.
+//
+// The map is a shared mapping of the file, so it always shows the file's current bytes, as a
+// read(2) would: dropping it adds nothing to correctness unless the file shrank (pages past
+// the end would fault with SIGBUS) or grew (pages past the map are read with read(2) until it
+// is remapped). So the shim passes the request on only when the file's size differs from what
+// it was when the request was last passed on (or the map was first made); otherwise the map
+// stays. Every other method goes straight to the default VFS.
+
+#include "stash_vfs.h"
+
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct StashFile {
+    sqlite3_file base;
+    /// The file's size when the default VFS last dropped its map (-1: not known yet).
+    sqlite3_int64 mappedSize;
+    /// The default VFS's file object, right after this header.
+    sqlite3_file *real;
+    /// Requests to drop the map passed on and skipped (`STASH_FCNTL_UNMAP_COUNTS`).
+    long long unmapsForwarded;
+    long long unmapsSkipped;
+} StashFile;
+
+static sqlite3_vfs stashVFS;
+static sqlite3_vfs *defaultVFS;
+
+#define REAL(file) (((StashFile *)(file))->real)
+
+static int stashClose(sqlite3_file *file) {
+    int rc = REAL(file)->pMethods->xClose(REAL(file));
+    file->pMethods = NULL;
+    return rc;
+}
+static int stashRead(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 offset) {
+    return REAL(file)->pMethods->xRead(REAL(file), buffer, amount, offset);
+}
+static int stashWrite(sqlite3_file *file, const void *buffer, int amount, sqlite3_int64 offset) {
+    return REAL(file)->pMethods->xWrite(REAL(file), buffer, amount, offset);
+}
+static int stashTruncate(sqlite3_file *file, sqlite3_int64 size) {
+    return REAL(file)->pMethods->xTruncate(REAL(file), size);
+}
+static int stashSync(sqlite3_file *file, int flags) { return REAL(file)->pMethods->xSync(REAL(file), flags); }
+static int stashFileSize(sqlite3_file *file, sqlite3_int64 *size) {
+    return REAL(file)->pMethods->xFileSize(REAL(file), size);
+}
+static int stashLock(sqlite3_file *file, int lock) { return REAL(file)->pMethods->xLock(REAL(file), lock); }
+static int stashUnlock(sqlite3_file *file, int lock) { return REAL(file)->pMethods->xUnlock(REAL(file), lock); }
+static int stashCheckReservedLock(sqlite3_file *file, int *result) {
+    return REAL(file)->pMethods->xCheckReservedLock(REAL(file), result);
+}
+static int stashFileControl(sqlite3_file *file, int op, void *argument) {
+    if (op == STASH_FCNTL_UNMAP_COUNTS) {
+        long long *counts = argument;
+        counts[0] = ((StashFile *)file)->unmapsForwarded;
+        counts[1] = ((StashFile *)file)->unmapsSkipped;
+        return SQLITE_OK;
+    }
+    return REAL(file)->pMethods->xFileControl(REAL(file), op, argument);
+}
+static int stashSectorSize(sqlite3_file *file) { return REAL(file)->pMethods->xSectorSize(REAL(file)); }
+static int stashDeviceCharacteristics(sqlite3_file *file) {
+    return REAL(file)->pMethods->xDeviceCharacteristics(REAL(file));
+}
+static int stashShmMap(sqlite3_file *file, int region, int size, int extend, void volatile **pointer) {
+    return REAL(file)->pMethods->xShmMap(REAL(file), region, size, extend, pointer);
+}
+static int stashShmLock(sqlite3_file *file, int offset, int count, int flags) {
+    return REAL(file)->pMethods->xShmLock(REAL(file), offset, count, flags);
+}
+static void stashShmBarrier(sqlite3_file *file) { REAL(file)->pMethods->xShmBarrier(REAL(file)); }
+static int stashShmUnmap(sqlite3_file *file, int deleteFlag) {
+    return REAL(file)->pMethods->xShmUnmap(REAL(file), deleteFlag);
+}
+static int stashFetch(sqlite3_file *file, sqlite3_int64 offset, int amount, void **pointer) {
+    StashFile *stash = (StashFile *)file;
+    if (stash->mappedSize < 0) {
+        // The default VFS maps the file at its current size on its first fetch.
+        sqlite3_int64 size = 0;
+        if (stash->real->pMethods->xFileSize(stash->real, &size) == SQLITE_OK) stash->mappedSize = size;
+    }
+    return stash->real->pMethods->xFetch(stash->real, offset, amount, pointer);
+}
+static int stashUnfetch(sqlite3_file *file, sqlite3_int64 offset, void *pointer) {
+    StashFile *stash = (StashFile *)file;
+    if (pointer == NULL) {
+        // A request to drop the whole map (another connection committed, or the file changed).
+        sqlite3_int64 size = -1;
+        if (stash->mappedSize >= 0 && stash->real->pMethods->xFileSize(stash->real, &size) == SQLITE_OK
+            && size == stash->mappedSize) {
+            stash->unmapsSkipped += 1;
+            return SQLITE_OK;
+        }
+        stash->unmapsForwarded += 1;
+        stash->mappedSize = -1;  // measured again when the default VFS maps the file again
+    }
+    return stash->real->pMethods->xUnfetch(stash->real, offset, pointer);
+}
+
+static const sqlite3_io_methods stashMethods = {
+    3,
+    stashClose,
+    stashRead,
+    stashWrite,
+    stashTruncate,
+    stashSync,
+    stashFileSize,
+    stashLock,
+    stashUnlock,
+    stashCheckReservedLock,
+    stashFileControl,
+    stashSectorSize,
+    stashDeviceCharacteristics,
+    stashShmMap,
+    stashShmLock,
+    stashShmBarrier,
+    stashShmUnmap,
+    stashFetch,
+    stashUnfetch,
+};
+
+static int stashOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *outFlags) {
+    (void)vfs;
+    StashFile *stash = (StashFile *)file;
+    stash->real = (sqlite3_file *)&stash[1];
+    stash->mappedSize = -1;
+    stash->unmapsForwarded = 0;
+    stash->unmapsSkipped = 0;
+    int rc = defaultVFS->xOpen(defaultVFS, name, stash->real, flags, outFlags);
+    // Only a file the default VFS opened (and gave methods) is ever closed through ours.
+    file->pMethods = stash->real->pMethods != NULL ? &stashMethods : NULL;
+    return rc;
+}
+
+// The default VFS's own versions of everything that is not about one file.
+static int stashDelete(sqlite3_vfs *vfs, const char *name, int sync) {
+    (void)vfs;
+    return defaultVFS->xDelete(defaultVFS, name, sync);
+}
+static int stashAccess(sqlite3_vfs *vfs, const char *name, int flags, int *result) {
+    (void)vfs;
+    return defaultVFS->xAccess(defaultVFS, name, flags, result);
+}
+static int stashFullPathname(sqlite3_vfs *vfs, const char *name, int size, char *output) {
+    (void)vfs;
+    return defaultVFS->xFullPathname(defaultVFS, name, size, output);
+}
+static void *stashDlOpen(sqlite3_vfs *vfs, const char *name) {
+    (void)vfs;
+    return defaultVFS->xDlOpen(defaultVFS, name);
+}
+static void stashDlError(sqlite3_vfs *vfs, int size, char *message) {
+    (void)vfs;
+    defaultVFS->xDlError(defaultVFS, size, message);
+}
+static void (*stashDlSym(sqlite3_vfs *vfs, void *handle, const char *symbol))(void) {
+    (void)vfs;
+    return defaultVFS->xDlSym(defaultVFS, handle, symbol);
+}
+static void stashDlClose(sqlite3_vfs *vfs, void *handle) {
+    (void)vfs;
+    defaultVFS->xDlClose(defaultVFS, handle);
+}
+static int stashRandomness(sqlite3_vfs *vfs, int size, char *output) {
+    (void)vfs;
+    return defaultVFS->xRandomness(defaultVFS, size, output);
+}
+static int stashSleep(sqlite3_vfs *vfs, int microseconds) {
+    (void)vfs;
+    return defaultVFS->xSleep(defaultVFS, microseconds);
+}
+static int stashCurrentTime(sqlite3_vfs *vfs, double *now) {
+    (void)vfs;
+    return defaultVFS->xCurrentTime(defaultVFS, now);
+}
+static int stashGetLastError(sqlite3_vfs *vfs, int size, char *output) {
+    (void)vfs;
+    return defaultVFS->xGetLastError != NULL ? defaultVFS->xGetLastError(defaultVFS, size, output) : 0;
+}
+static int stashCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
+    (void)vfs;
+    return defaultVFS->xCurrentTimeInt64(defaultVFS, now);
+}
+
+int stash_vfs_register(void) {
+    static atomic_int state;  // 0: not yet, 1: registering, 2: done
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&state, &expected, 1)) {
+        while (atomic_load(&state) == 1) {
+        }
+        return sqlite3_vfs_find(STASH_VFS_NAME) != NULL ? SQLITE_OK : SQLITE_ERROR;
+    }
+    int rc = SQLITE_ERROR;
+    defaultVFS = sqlite3_vfs_find(NULL);
+    // The default VFS of every supported platform is version 3 or later (xCurrentTimeInt64).
+    if (defaultVFS != NULL && defaultVFS->iVersion >= 2) {
+        memset(&stashVFS, 0, sizeof stashVFS);
+        stashVFS.iVersion = 2;
+        stashVFS.szOsFile = (int)sizeof(StashFile) + defaultVFS->szOsFile;
+        stashVFS.mxPathname = defaultVFS->mxPathname;
+        stashVFS.zName = STASH_VFS_NAME;
+        stashVFS.xOpen = stashOpen;
+        stashVFS.xDelete = stashDelete;
+        stashVFS.xAccess = stashAccess;
+        stashVFS.xFullPathname = stashFullPathname;
+        stashVFS.xDlOpen = stashDlOpen;
+        stashVFS.xDlError = stashDlError;
+        stashVFS.xDlSym = stashDlSym;
+        stashVFS.xDlClose = stashDlClose;
+        stashVFS.xRandomness = stashRandomness;
+        stashVFS.xSleep = stashSleep;
+        stashVFS.xCurrentTime = stashCurrentTime;
+        stashVFS.xGetLastError = stashGetLastError;
+        stashVFS.xCurrentTimeInt64 = stashCurrentTimeInt64;
+        rc = sqlite3_vfs_register(&stashVFS, 0);
+    }
+    atomic_store(&state, 2);
+    return rc;
+}

@@ -1,0 +1,62 @@
+import CSQLite
+import CStashVFS
+import Foundation
+import Testing
+
+@testable import Stash
+
+/// Stash's VFS: a reader keeps its memory map of the database across other connections'
+/// commits while the file's size is unchanged, still sees every commit, and maps the file
+/// again once it grew.
+@Suite struct SQLiteVFSTests {
+    /// Requests to drop `db`'s map of its database file: passed on to SQLite's own VFS, skipped.
+    static func unmapCounts(_ db: SQLiteConnection) -> [Int64] {
+        var counts: [Int64] = [-1, -1]
+        let rc = counts.withUnsafeMutableBufferPointer {
+            sqlite3_file_control(db.handle, "main", STASH_FCNTL_UNMAP_COUNTS, $0.baseAddress)
+        }
+        return rc == SQLITE_OK ? counts : []
+    }
+
+    @Test func aReaderKeepsItsMapAcrossCommitsAndMapsAgainOnlyWhenTheFileGrows() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("vfs.sqlite").path
+            let writer = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+            defer { writer.close() }
+            try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+            func insert(_ ids: Range<Int>) throws {
+                try writer.execute("BEGIN")
+                for id in ids {
+                    try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1000, seed: UInt64(id)))])
+                }
+                try writer.execute("COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            try insert(0..<200)
+            let reader = try SQLiteConnection(path: path, busyTimeout: .seconds(5), createsFile: false)
+            defer { reader.close() }
+            try reader.execute("PRAGMA mmap_size = 268435456")
+            func value(_ id: Int) throws -> Data? {
+                try reader.first("SELECT v FROM t WHERE id = ?1", [.int(id)]) { $0.blob(0) ?? Data() }
+            }
+            #expect(try value(1) == pattern(1000, seed: 1))
+            // (A first read transaction asks to drop a map that does not exist yet.)
+            #expect(Self.unmapCounts(reader) == [1, 0])
+
+            // A commit to the WAL: the reader sees it and keeps its map.
+            try writer.run("UPDATE t SET v = ?1 WHERE id = 1", [.blob(pattern(1000, seed: 1001))])
+            #expect(try value(1) == pattern(1000, seed: 1001))
+            #expect(Self.unmapCounts(reader) == [1, 1])
+            // Copied into the database file, whose size stays: read through the same map.
+            try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            #expect(try value(1) == pattern(1000, seed: 1001))
+            #expect(try value(2) == pattern(1000, seed: 2))
+            #expect(Self.unmapCounts(reader) == [1, 2])
+
+            // The file grows: the map is dropped once, and the new pages read.
+            try insert(200..<400)
+            #expect(try value(399) == pattern(1000, seed: 399))
+            #expect(try value(1) == pattern(1000, seed: 1001))
+            #expect(Self.unmapCounts(reader) == [2, 2])
+        }
+    }
+}
