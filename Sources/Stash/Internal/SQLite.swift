@@ -34,10 +34,11 @@ final class SQLiteConnection {
     /// SQLite's mapping of the WAL-index header, for a reader (see `mapWALHeader()`).
     var walHeader: UnsafeRawPointer?
 
-    /// Stash's VFS (`stash_vfs.c`): SQLite's default one, except that a connection keeps its
-    /// memory map of the database across other connections' commits while the file's size is
-    /// unchanged, so that a read after a commit does not fault every page in again. `nil` (the
-    /// default VFS) if it could not be registered.
+    /// The name of Stash's VFS, or `nil` (SQLite's default) if it could not be registered.
+    ///
+    /// It is SQLite's default VFS, except that a connection keeps its memory map of the
+    /// database across other connections' commits while the file's size is unchanged, so that
+    /// a read after a commit does not fault every page in again (see `stash_vfs.c`).
     static let vfs: String? = stash_vfs_register() == SQLITE_OK ? STASH_VFS_NAME : nil
 
     /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,
