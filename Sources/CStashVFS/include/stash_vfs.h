@@ -16,4 +16,10 @@ int stash_vfs_register(void);
 /// it skipped (it had not). For tests.
 #define STASH_FCNTL_UNMAP_COUNTS 0x5354
 
+/// A file-control opcode for the WAL file (`sqlite3_file_control(db, "main",
+/// SQLITE_FCNTL_JOURNAL_POINTER, &file)`, then `file->pMethods->xFileControl(file,
+/// STASH_FCNTL_WRITE_COUNTS, counts)`) that fills `long long counts[2]` with the write calls
+/// SQLite made and the ones passed on to the default VFS after gathering. For tests.
+#define STASH_FCNTL_WRITE_COUNTS 0x5355
+
 #endif

@@ -59,4 +59,64 @@ import Testing
             #expect(Self.unmapCounts(reader) == [2, 2])
         }
     }
+
+    /// Write calls SQLite made on `db`'s WAL file, and those passed on to the default VFS.
+    static func walWriteCounts(_ db: SQLiteConnection) -> [Int64] {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(db.handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
+            let file, let control = file.pointee.pMethods?.pointee.xFileControl
+        else { return [] }
+        var counts: [Int64] = [-1, -1]
+        let rc = counts.withUnsafeMutableBufferPointer { control(file, STASH_FCNTL_WRITE_COUNTS, $0.baseAddress) }
+        return rc == SQLITE_OK ? counts : []
+    }
+
+    @Test func aTransactionsWALFramesAreWrittenTogetherAndEveryCommitIsComplete() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("wal.sqlite").path
+            let writer = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+            defer { writer.close() }
+            // A small page cache: a large transaction spills frames into the WAL before it
+            // commits, and rolling back to a savepoint writes over frames already written.
+            try writer.execute(
+                """
+                PRAGMA journal_mode = WAL; PRAGMA cache_size = 20;
+                CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL); CREATE INDEX t_by_v ON t (v);
+                """)
+            let before = Self.walWriteCounts(writer)
+            for id in 0..<100 {
+                try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1500, seed: UInt64(id)))])
+            }
+            let after = Self.walWriteCounts(writer)
+            #expect(after.count == 2 && before.count == 2)
+            // Each commit is several frames (table, index, and their parents), two calls each.
+            #expect(after[0] - before[0] >= 100 * 4)
+            #expect(after[1] - before[1] == 100)  // one write per commit
+
+            try writer.execute("BEGIN")
+            for id in 100..<400 {
+                try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1500, seed: UInt64(id)))])
+            }
+            try writer.execute("SAVEPOINT s")
+            for id in 400..<700 {
+                try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1500, seed: UInt64(id)))])
+            }
+            try writer.execute("ROLLBACK TO s")
+            for id in 700..<800 {
+                try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1500, seed: UInt64(id + 1)))])
+            }
+            try writer.execute("COMMIT")
+
+            // Another connection, reading the WAL as it is in the file, sees exactly those rows.
+            let reader = try SQLiteConnection(path: path, busyTimeout: .seconds(5), createsFile: false)
+            defer { reader.close() }
+            #expect(try reader.first("PRAGMA integrity_check") { $0.text(0) } == "ok")
+            #expect(try reader.first("SELECT count(*) FROM t") { $0.int(0) } == 500)
+            #expect(try reader.first("SELECT count(*) FROM t WHERE id >= 400 AND id < 700") { $0.int(0) } == 0)
+            for id in [0, 99, 100, 399, 700, 799] {
+                let value = try reader.first("SELECT v FROM t WHERE id = ?1", [.int(id)]) { $0.blob(0) ?? Data() }
+                #expect(value == pattern(1500, seed: UInt64(id < 700 ? id : id + 1)), "\(id)")
+            }
+        }
+    }
 }
