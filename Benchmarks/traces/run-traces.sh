@@ -3,7 +3,7 @@
 # (the simulator, which runs DiskCache's own policy code), checks the simulator against a real
 # DiskCache on trace prefixes, and writes the tables of Benchmarks/POLICIES.md (a full run only).
 #
-#   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim]
+#   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim] [--seed N]
 #
 # Traces (1 000 000 requests each; --quick: 100 000): Zipf 0.6, 0.8, 1.0 and 1.2 over
 # 100 000 objects with lognormal sizes (median 30 KiB, sigma 1.2), a photo feed, a loop just
@@ -14,6 +14,8 @@
 # Output: Benchmarks/out/traces/ (never committed): the traces, replay.jsonl (libCacheSim),
 # stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), targets.md and
 # end-to-end.md (together summary.md); a full run also replaces the tables in POLICIES.md.
+# --seed N generates the traces from another seed (default 1; only seed 1's full run writes
+# POLICIES.md), to check that a change was not tuned to one draw of the traces.
 # STASH_TRACES_OUT=DIR writes the traces and tables there instead (e.g. to keep a --quick
 # run's libCacheSim results beside the full run's).
 set -euo pipefail
@@ -28,12 +30,15 @@ scratch="${STASH_SCRATCH:-.build}"
 requests=1000000
 e2e_limit=30000
 keep_libcachesim=0
-for argument in "$@"; do
-    case "$argument" in
+seed=1
+while [[ $# -gt 0 ]]; do
+    case "$1" in
         --quick) requests=100000; e2e_limit=10000 ;;
         --keep-libcachesim) keep_libcachesim=1 ;;
-        *) echo "usage: run-traces.sh [--quick] [--keep-libcachesim]" >&2; exit 2 ;;
+        --seed) seed="${2:?--seed needs a number}"; shift ;;
+        *) echo "usage: run-traces.sh [--quick] [--keep-libcachesim] [--seed N]" >&2; exit 2 ;;
     esac
+    shift
 done
 objects=$((requests / 10))
 
@@ -48,13 +53,13 @@ traces=()
 for alpha in 0.6 0.8 1.0 1.2; do
     name="zipf-a${alpha}-lognormal-${requests}.csv"
     [[ -s "$out/$name" ]] || "$python" "$bench_dir/traces/gen_zipf.py" --alpha "$alpha" \
-        --size lognormal:median=30720,sigma=1.2 --requests "$requests" --objects "$objects" --seed 1 -o "$out/$name"
+        --size lognormal:median=30720,sigma=1.2 --requests "$requests" --objects "$objects" --seed "$seed" -o "$out/$name"
     traces+=("$out/$name")
 done
 for kind in photo-feed loop shift; do
     name="$kind-${requests}.csv"
     [[ -s "$out/$name" ]] || "$python" "$bench_dir/traces/gen_workloads.py" "$kind" --requests "$requests" \
-        --seed 1 -o "$out/$name"
+        --seed "$seed" -o "$out/$name"
     traces+=("$out/$name")
 done
 
@@ -96,7 +101,7 @@ echo "(per-trace tables in ${out#"$root/"}/policies.md, end to end in end-to-end
 
 # A full run (not --quick) writes its tables into Benchmarks/POLICIES.md, between the
 # <!-- run-traces.sh: NAME --> and <!-- /run-traces.sh: NAME --> markers; the prose is edited by hand.
-if [[ $requests == 1000000 ]]; then
+if [[ $requests == 1000000 && $seed == 1 ]]; then
     "$python" - "$bench_dir/POLICIES.md" "$out" <<'PYTHON'
 import re
 import sys
