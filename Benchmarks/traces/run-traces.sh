@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the standard traces, replays them through libCacheSim and through Stash's policies
-# (the simulator, which runs DiskCache's own policy code), checks the simulator against a real
-# DiskCache on trace prefixes, and writes the tables of Benchmarks/POLICIES.md (a full run only).
+# (the simulator, which runs DiskCache's own policy code, and a real MemoryCache for the memory
+# tier's policies), checks the simulator against a real DiskCache on trace prefixes, and writes
+# the tables of Benchmarks/POLICIES.md (a full run only).
 #
 #   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim] [--seed N]
 #
@@ -12,8 +13,8 @@
 # --keep-libcachesim reuses out/traces/replay.jsonl when it is newer than every trace (the
 # libCacheSim replays take most of the time: W-TinyLFU alone runs minutes on the photo feed).
 # Output: Benchmarks/out/traces/ (never committed): the traces, replay.jsonl (libCacheSim),
-# stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), targets.md and
-# end-to-end.md (together summary.md); a full run also replaces the tables in POLICIES.md.
+# stash-replay.jsonl, end-to-end.jsonl, policies.md (per-trace tables), targets.md, memory.md
+# and end-to-end.md (together summary.md); a full run also replaces the tables in POLICIES.md.
 # --seed N generates the traces from another seed (default 1; only seed 1's full run writes
 # POLICIES.md), to check that a change was not tuned to one draw of the traces.
 # STASH_TRACES_OUT=DIR writes the traces and tables there instead (e.g. to keep a --quick
@@ -86,6 +87,10 @@ for trace in "${traces[@]}"; do
         >> "$out/stash-replay.jsonl"
     "$stash" replay "$trace" --cache-size 1%,5%,10% --policy adaptive,s3-fifo --low-water-mark 0.99,0.95,0.9 \
         --json >> "$out/stash-replay.jsonl"
+    # The memory tier: a real MemoryCache per policy, cost = the object's size. Its sketch hashes
+    # keys with Swift's per-process seed; a fixed seed makes the tables reproducible.
+    SWIFT_DETERMINISTIC_HASHING=1 "$stash" replay "$trace" --cache-size 1%,5%,10% --mode memory --policy all \
+        --json >> "$out/stash-replay.jsonl"
     # The simulator against a real DiskCache, request by request (exits non-zero on a difference).
     "$stash" replay "$trace" --cache-size 5% --policy adaptive --low-water-mark 1.0,0.9 --mode both \
         --limit "$e2e_limit" --dir "$root/$scratch/replay-scratch" --json >> "$out/end-to-end.jsonl"
@@ -94,8 +99,10 @@ done
 "$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" > "$out/policies.md"
 "$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" --summary \
     > "$out/targets.md"
+"$python" "$bench_dir/traces/policy_table.py" "$out/stash-replay.jsonl" "$out/replay.jsonl" --memory \
+    > "$out/memory.md"
 "$python" "$bench_dir/traces/policy_table.py" "$out/end-to-end.jsonl" --end-to-end > "$out/end-to-end.md"
-cat "$out/targets.md" "$out/end-to-end.md" > "$out/summary.md"
+cat "$out/targets.md" "$out/memory.md" "$out/end-to-end.md" > "$out/summary.md"
 cat "$out/summary.md"
 echo "(per-trace tables in ${out#"$root/"}/policies.md, end to end in end-to-end.jsonl)" >&2
 
@@ -108,7 +115,9 @@ import sys
 
 path, out = sys.argv[1], sys.argv[2]
 text = open(path).read()
-for name, file in (("summary", "targets.md"), ("end-to-end", "end-to-end.md"), ("per-trace", "policies.md")):
+for name, file in (
+    ("summary", "targets.md"), ("memory", "memory.md"), ("end-to-end", "end-to-end.md"), ("per-trace", "policies.md")
+):
     body = open(f"{out}/{file}").read().strip()
     marker = re.compile(rf"(<!-- run-traces.sh: {name} -->\n).*?(\n<!-- /run-traces.sh: {name} -->)", re.S)
     text, count = marker.subn(lambda match: match.group(1) + body + match.group(2), text)
