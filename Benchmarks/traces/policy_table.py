@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """Puts Stash's trace-replay miss ratios beside libCacheSim's, as markdown tables.
 
-    python3 Benchmarks/traces/policy_table.py STASH.jsonl LIBCACHESIM.jsonl [--summary | --bytes]
+    python3 Benchmarks/traces/policy_table.py STASH.jsonl LIBCACHESIM.jsonl [--summary | --memory | --bytes]
 
-STASH.jsonl: lines of `StashBenchmarks replay … --json` (mode "simulated"; any mix of traces,
-cache sizes given as percentages, policies and low-water marks). LIBCACHESIM.jsonl: lines of
-`libcachesim_replay.py` (replay.jsonl). Cells are object miss ratio / byte miss ratio.
+STASH.jsonl: lines of `StashBenchmarks replay … --json` (mode "simulated", and "memory" for the
+MemoryCache replays; any mix of traces, cache sizes given as percentages, policies and low-water
+marks). LIBCACHESIM.jsonl: lines of `libcachesim_replay.py` (replay.jsonl). Cells are object miss
+ratio / byte miss ratio.
 
 Without options: one table per trace (every policy of both). With --bytes: byte miss ratios at
 low-water mark 1.0 on the lognormal traces. With --summary: the default policy (adaptive)
 against the best of libCacheSim's practical policies (LRU, FIFO, S3-FIFO, SIEVE, ARC,
 W-TinyLFU) and LRU with the issue's targets checked, the cost of lower low-water marks, and
-byte miss ratios.
+byte miss ratios. With --memory: the memory tier's default (MemoryCache adaptive) against the
+same targets.
 """
 import json
 import sys
 from collections import defaultdict
 
 STASH_ORDER = ["adaptive", "lru", "fifo", "sieve", "s3-fifo", "tinylfu", "tinylfu-bytes"]
+MEMORY_ORDER = ["adaptive", "lru", "sieve", "s3-fifo"]
 LCS_ORDER = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "ARC", "W-TinyLFU", "Belady", "BeladySize"]
 PRACTICAL = ["LRU", "FIFO", "S3-FIFO", "SIEVE", "ARC", "W-TinyLFU"]
 LOW_WATER_MARKS = ("1.0", "0.99", "0.95", "0.9")
@@ -30,10 +33,13 @@ def load(stash_path, lcs_path):
         if not line.startswith("{"):
             continue
         r = json.loads(line)
-        if r.get("mode") != "simulated" or not r["cache_size"].endswith("%"):
+        if r.get("mode") not in ("simulated", "memory") or not r["cache_size"].endswith("%"):
             continue
         percent = float(r["cache_size"].rstrip("%"))
-        column = f"Stash {r['policy']} (lwm {r['low_water_mark']})"
+        if r["mode"] == "memory":
+            column = f"Stash memory {r['policy']}"
+        else:
+            column = f"Stash {r['policy']} (lwm {r['low_water_mark']})"
         cells[(r["trace"], percent)][column] = (r["object_miss_ratio"], r["byte_miss_ratio"], "")
     for line in open(lcs_path):
         if not line.startswith("{"):
@@ -50,6 +56,7 @@ def columns_for(cells):
     ordered = []
     for lwm in LOW_WATER_MARKS:
         ordered += [f"Stash {p} (lwm {lwm})" for p in STASH_ORDER]
+    ordered += [f"Stash memory {p}" for p in MEMORY_ORDER]
     ordered += [f"libCacheSim {p}" for p in LCS_ORDER]
     return [c for c in ordered if c in present] + sorted(present - set(ordered))
 
@@ -149,6 +156,33 @@ def summary(cells):
     return "\n".join(out)
 
 
+def memory_summary(cells):
+    """Object miss ratios of the memory tier's default (a MemoryCache, adaptive, cost = size)
+    against the same targets as the disk default, with the disk default beside it."""
+    out = ["| trace | cache | MemoryCache adaptive | best of libCacheSim (which) | Δ best (≤ 0.02) | "
+           "libCacheSim LRU | Δ LRU (≤ 0.01) | MemoryCache lru | DiskCache adaptive | met |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
+    met_count = total = 0
+    for (trace, percent) in sorted(cells):
+        row = cells[(trace, percent)]
+        ours = row.get("Stash memory adaptive")
+        practical = [(row[f"libCacheSim {p}"][0], p) for p in PRACTICAL if f"libCacheSim {p}" in row]
+        if ours is None or not practical:
+            continue
+        best, which = min(practical)
+        lru = row.get("libCacheSim LRU", (float("nan"),))[0]
+        memory_lru = row.get("Stash memory lru", (float("nan"),))[0]
+        disk = row.get("Stash adaptive (lwm 1.0)", (float("nan"),))[0]
+        met = ours[0] <= best + 0.02 and ours[0] <= lru + 0.01
+        met_count += met
+        total += 1
+        out.append(f"| {short_name(trace)} | {size_label(percent)} | {ours[0]:.4f} | {best:.4f} ({which}) | "
+                   f"{ours[0] - best:+.4f} | {lru:.4f} | {ours[0] - lru:+.4f} | {memory_lru:.4f} | {disk:.4f} | "
+                   f"{'yes' if met else '**no**'} |")
+    out.append(f"\nMemory tier: targets met at {met_count} of {total} points.")
+    return "\n".join(out)
+
+
 def byte_summary(cells):
     """Byte miss ratios at low-water mark 1.0 on the traces with varied sizes (with fixed sizes
     they equal the object miss ratios)."""
@@ -204,6 +238,8 @@ def main():
     cells = load(args[0], args[1])
     if "--bytes" in sys.argv:
         print(byte_summary(cells))
+    elif "--memory" in sys.argv:
+        print(memory_summary(cells))
     else:
         print(summary(cells) if "--summary" in sys.argv else per_trace(cells))
 

@@ -2,7 +2,8 @@ import Foundation
 import Stash
 
 /// `StashBenchmarks replay TRACE.csv …`: miss ratios of policies on a trace, at several cache
-/// sizes and low-water marks, simulated and/or end to end, as a table or JSON lines.
+/// sizes and low-water marks, simulated and/or end to end, as a table or JSON lines; with
+/// `--mode memory`, through a real MemoryCache (no low-water mark: it evicts what a write needs).
 struct ReplayCommand {
     var trace: String
 
@@ -18,6 +19,12 @@ struct ReplayCommand {
             return (label: String(text), bytes: try ByteCount(parsing: String(text)).bytes)
         }
         let policyNames = option("--policy") ?? "all"
+        let mode = option("--mode") ?? "simulate"
+        guard ["simulate", "disk", "both", "memory"].contains(mode) else { fail("unknown mode \(mode)") }
+        if mode == "memory" {
+            try runMemory(requests, sizes: sizes, policyNames: policyNames)
+            return
+        }
         let policies =
             policyNames == "all"
             ? EvictionPolicy.all
@@ -29,8 +36,6 @@ struct ReplayCommand {
             guard let mark = Double(text), mark > 0, mark <= 1 else { fail("bad --low-water-mark \(text)") }
             return mark
         }
-        let mode = option("--mode") ?? "simulate"
-        guard ["simulate", "disk", "both"].contains(mode) else { fail("unknown mode \(mode)") }
         let name = URL(fileURLWithPath: trace).lastPathComponent
         if !json {
             print(
@@ -44,6 +49,39 @@ struct ReplayCommand {
                 for policy in policies {
                     try replay(
                         requests, policy: policy, size: size, lowWaterMark: lowWaterMark, mode: mode, trace: name)
+                }
+            }
+        }
+    }
+
+    /// `--mode memory`: every size × policy through a MemoryCache.
+    private func runMemory(_ requests: [TraceReplay.Request], sizes: [(label: String, bytes: Int)], policyNames: String)
+        throws
+    {
+        let policies =
+            policyNames == "all"
+            ? TraceReplay.memoryPolicies
+            : policyNames.split(separator: ",").map { name in
+                guard let policy = TraceReplay.memoryPolicies.first(where: { "\($0)" == name }) else {
+                    fail("unknown memory policy \(name)")
+                }
+                return policy
+            }
+        let name = URL(fileURLWithPath: trace).lastPathComponent
+        if !json {
+            print("| cache | policy | mode | object miss ratio | byte miss ratio | seconds |")
+            print("|---|---|---|---:|---:|---:|")
+        }
+        for size in sizes {
+            for policy in policies {
+                let outcome = TraceReplay.memory(requests, policy: policy, cacheBytes: size.bytes)
+                if json {
+                    print(outcome.jsonLine(trace: name, cacheLabel: size.label, lowWaterMark: 1))
+                } else {
+                    print(
+                        "| \(size.label) | \(policy) | memory | \(String(format: "%.4f", outcome.objectMissRatio)) | "
+                            + "\(String(format: "%.4f", outcome.byteMissRatio)) | "
+                            + "\(String(format: "%.2f", outcome.seconds)) |")
                 }
             }
         }

@@ -2,8 +2,9 @@ import Foundation
 import Stash
 
 /// Replays a `time,key,size` CSV trace and prints object and byte miss ratios, either through
-/// the eviction simulator (DiskCache's own policy code, no bytes stored) or end to end
-/// through a real DiskCache (a get per request, a store of `size` bytes on a miss).
+/// the eviction simulator (DiskCache's own policy code, no bytes stored), end to end
+/// through a real DiskCache (a get per request, a store of `size` bytes on a miss), or through
+/// a real MemoryCache (`TraceReplay+Memory.swift`).
 struct TraceReplay {
     struct Request {
         var key: String
@@ -71,7 +72,8 @@ struct TraceReplay {
 
     struct Outcome {
         var mode: String
-        var policy: EvictionPolicy
+        /// The policy's name (``EvictionPolicy`` or ``MemoryEvictionPolicy``, which spell them alike).
+        var policy: String
         var cacheBytes: Int
         var requests: Int
         var objectMissRatio: Double
@@ -107,7 +109,7 @@ struct TraceReplay {
             if keepHits { hits.append(hit) }
         }
         return Outcome(
-            mode: "simulated", policy: policy, cacheBytes: cacheBytes, requests: requests.count,
+            mode: "simulated", policy: "\(policy)", cacheBytes: cacheBytes, requests: requests.count,
             objectMissRatio: simulator.objectMissRatio, byteMissRatio: simulator.byteMissRatio,
             seconds: Double(now() - start) / 1e9, hits: hits,
             windowShare: policy == .adaptive ? simulator.index.frequencySketch?.climber.windowShare : nil)
@@ -141,7 +143,7 @@ struct TraceReplay {
             }
             let misses = hits.lazy.filter { !$0 }.count
             return Outcome(
-                mode: "disk", policy: policy, cacheBytes: cacheBytes, requests: requests.count,
+                mode: "disk", policy: "\(policy)", cacheBytes: cacheBytes, requests: requests.count,
                 objectMissRatio: Double(misses) / Double(max(1, requests.count)),
                 byteMissRatio: Double(missedBytes) / Double(max(1, totalBytes)),
                 seconds: Double(now() - start) / 1e9, hits: hits)

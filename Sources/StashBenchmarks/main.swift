@@ -3,7 +3,7 @@
 //   swift run -c release StashBenchmarks [--quick] [--runs N] [--json] [--dir PARENT] [--only set,get-hit,…]
 //                                        [--no-disk] [--no-memory] [--no-concurrency]
 //   swift run -c release StashBenchmarks replay TRACE.csv [--cache-size 1%,5%,10%] [--policy all|tinylfu,lru,…]
-//                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both] [--limit N]
+//                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both|memory] [--limit N]
 //                                        [--json]
 //   swift run -c release StashBenchmarks scaling --entries N [--round R] [--dir PARENT] [--template DIR]
 //   swift run -c release StashBenchmarks hit-throughput [--dir PARENT]

@@ -45,7 +45,9 @@ import Testing
         let windowCount = Int((Double(entries) * share).rounded(.up))
         // The window follows the climber's share, a step of at most 1/16 of the cache behind.
         #expect(queueCounts().window <= windowCount + entries / 16, "share \(share)")
-        #expect(largestWindow < entries / 4)
+        // At most its starting share (half the cache; a fill has no hits, so the climber only
+        // leans down), never the whole fill.
+        #expect(largestWindow <= Int((Double(entries) * WindowClimber.startingShare).rounded(.up)))
         #expect(queueCounts().window + queueCounts().main == entries)
 
         cache["new"] = 0
@@ -54,10 +56,11 @@ import Testing
         #expect(cache.storageInvariantViolation == nil)
     }
 
-    /// A scan shorter than the climber's first sample (256 requests), so the window stays at 1 %:
-    /// once the climber widens the window, the main queue shrinks and gives up entries
-    /// without a contest, as in Caffeine.
-    @Test func keepsTheHotSetThroughAOnePassScanAtTheSmallestWindow() {
+    /// A scan shorter than the climber's first sample (256 requests), so the window keeps its
+    /// starting share (half the cache): the hot entries, read while in the window, move into the
+    /// main queue's free room with their reads as the scan fills the window, and from then on
+    /// every scanned key must outweigh them in a contest, which none does.
+    @Test func keepsTheHotSetThroughAOnePassScanShorterThanASample() {
         let cache = MemoryCache<String, Int>(costLimit: 1_000, countLimit: 100, policy: .adaptive)
         let hot = (0..<20).map { "hot-\($0)" }
         for key in hot { cache[key] = 0 }
@@ -139,5 +142,60 @@ import Testing
         #expect(largestShare >= 0.15, "largest window share \(largestShare)")
         #expect(misses.adaptive < misses.lru, "misses \(misses)")
         #expect(adaptive.storageInvariantViolation == nil)
+    }
+
+    /// A cost-100 cache (window share 0.5: a window of cost 50) whose main queue holds 50
+    /// entries of cost 1 read three times each, and whose window holds 50 unread entries of cost 1.
+    ///
+    /// Within the climber's first sample and the sketch's first halving, so the share and the
+    /// counts stay as set.
+    private func cacheWithAReadMainQueue() -> (cache: MemoryCache<String, Int>, read: [String], unread: [String]) {
+        let cache = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 1, policy: .adaptive)
+        let read = (0..<50).map { "read-\($0)" }
+        let unread = (0..<50).map { "unread-\($0)" }
+        for key in read {
+            cache.setValue(0, forKey: key, cost: 1)
+            for _ in 0..<3 { _ = cache[key] }
+        }
+        // Each newcomer pushes the window over its share: its oldest entry moves into the main
+        // queue's free room.
+        for key in unread { cache.setValue(0, forKey: key, cost: 1) }
+        let queues = cache.state.withLock { ($0.storage.main.count, $0.storage.small.count) }
+        #expect(queues == (50, 50))
+        return (cache, read, unread)
+    }
+
+    /// A newcomer that finds the window exactly at its share still goes through the window's
+    /// contest: it counts in the window while room is made for it. (Counted only once linked, it
+    /// let every such newcomer evict a main-queue entry with no contest.)
+    @Test func aNewcomerMakesRoomThroughTheWindowsContestEvenWhenTheWindowIsAtItsShare() {
+        let (cache, read, unread) = cacheWithAReadMainQueue()
+
+        for index in 0..<30 { cache.setValue(0, forKey: "new-\(index)", cost: 1) }
+
+        #expect(read.filter { cache.containsValue(forKey: $0) } == read)
+        #expect(unread.filter { cache.containsValue(forKey: $0) } == Array(unread[30...]))
+        #expect(cache.totalCost == 100)
+        #expect(cache.storageInvariantViolation == nil)
+    }
+
+    /// A window entry of cost 30 read five times loses the contest against the 30 main-queue
+    /// entries it would push out (read three times each: more requests together), as on disk;
+    /// compared with a single victim it won and took their room.
+    @Test func aCostlyCandidateMustOutweighEveryEntryItWouldPushOut() {
+        let (cache, read, _) = cacheWithAReadMainQueue()
+        cache.setValue(0, forKey: "large", cost: 30)
+        for _ in 0..<5 { _ = cache["large"] }
+        // Twenty unread newcomers take the place of the window's older entries, so "large"
+        // becomes the window's least recently used entry; the next one makes it the candidate.
+        for index in 0..<20 { cache.setValue(0, forKey: "late-\(index)", cost: 1) }
+        #expect(cache.keysInEvictionOrder.first == "large")
+
+        cache.setValue(0, forKey: "trigger", cost: 1)
+
+        #expect(!cache.containsValue(forKey: "large"))
+        #expect(read.filter { cache.containsValue(forKey: $0) } == read)
+        #expect(cache.totalCost == 71)
+        #expect(cache.storageInvariantViolation == nil)
     }
 }

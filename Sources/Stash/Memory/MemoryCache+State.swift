@@ -148,12 +148,17 @@ extension MemoryCache {
             toCost cost: Int, count: Int, reserving reserved: Int, reason: MemoryEvictionReason,
             evictions: inout Evictions
         ) {
-            while storage.totalCost > cost - reserved || storage.count > count,
+            // The entry being stored joins the adaptive window after this: it counts there.
+            storage.admission.pendingCost = reserved
+            defer { storage.admission.pendingCost = 0 }
+            // The adaptive policy's won contest condemns several entries: they all go.
+            while storage.totalCost > cost - reserved || storage.count > count || storage.admission.condemned > 0,
                 let slot = nextVictim(toCost: cost, count: count)
             {
                 evictions.append(storage.remove(at: slot), reason: reason)
                 statistics.evictions += 1
             }
+            storage.admission.condemned = 0
         }
 
         mutating func removeExpired(at now: Duration, evictions: inout Evictions) {

@@ -79,12 +79,14 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     /// A new entry joins the window; a hit bumps its counter and feeds the sketch (with the key's
     /// hash stored with the entry: a hit does not hash the key), and moves a window entry to the
     /// window's head (the window is kept in LRU order, as on disk); a main-queue entry stays
-    /// put. While the window holds more than its share, its least recently used entry moves to the main
-    /// queue if that has room, otherwise it competes with the main queue's CLOCK victim and
-    /// the one requested less often lately (ties keep the victim) is evicted. The climber
-    /// widens the window when that raises the hit rate (recency-heavy use) and narrows it
-    /// otherwise, as on disk; its state lives as long as the cache. The sketch takes 16 to 32
-    /// bytes per entry.
+    /// put. While the window (with the entry being stored) holds more than its share, its least
+    /// recently used entry moves to the main queue if that has room, otherwise it competes with
+    /// the main queue's CLOCK victims that would make room for it: it stays only if it was
+    /// requested more often lately than all of them together (ties keep the victims). The
+    /// window holds at least what TinyLFU's would (1 % of the cost, or 32 entries of the mean
+    /// cost up to 10 %). The climber starts at half the cache, widens the window when that raises
+    /// the hit rate (recency-heavy use) and narrows it otherwise, as on disk; its state lives as
+    /// long as the cache. The sketch takes 16 to 32 bytes per entry.
     public static let adaptive = MemoryEvictionPolicy(kind: .adaptive)
 
     /// Every policy, for comparisons.
