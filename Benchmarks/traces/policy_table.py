@@ -107,6 +107,29 @@ def short_name(trace):
     return trace.removesuffix(".csv").removesuffix("-1000000").removesuffix("-100000").removeprefix("zipf-")
 
 
+def checked_points(cells, ours_label):
+    """For each (trace, cache size) where `ours_label` and a practical libCacheSim policy were
+    replayed: the row, our object miss ratio, the best practical one and its name, LRU's, and
+    whether the issue's targets (within 0.02 of the best, within 0.01 of LRU) are met."""
+    for (trace, percent) in sorted(cells):
+        row = cells[(trace, percent)]
+        ours = row.get(ours_label)
+        practical = [(row[f"libCacheSim {p}"][0], p) for p in PRACTICAL if f"libCacheSim {p}" in row]
+        if ours is None or not practical:
+            continue
+        best, which = min(practical)
+        lru = row.get("libCacheSim LRU", (float("nan"),))[0]
+        met = ours[0] <= best + 0.02 and ours[0] <= lru + 0.01
+        yield trace, percent, row, ours[0], best, which, lru, met
+
+
+def target_row(trace, percent, ours, best, which, lru, extras, met):
+    """One row of a target table: ours, the best practical policy, LRU, `extras`, met or not."""
+    cells = [short_name(trace), size_label(percent), f"{ours:.4f}", f"{best:.4f} ({which})", f"{ours - best:+.4f}",
+             f"{lru:.4f}", f"{ours - lru:+.4f}"] + [f"{value:.4f}" for value in extras]
+    return "| " + " | ".join(cells) + f" | {'yes' if met else '**no**'} |"
+
+
 def summary(cells):
     """Object miss ratios of the default (adaptive) against the best practical libCacheSim
     policy and LRU, with the issue's targets checked; then the cost of lower low-water marks;
@@ -115,22 +138,12 @@ def summary(cells):
            "libCacheSim LRU | Δ LRU (≤ 0.01) | Stash tinylfu | Belady | met |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
     met_count = total = 0
-    for (trace, percent) in sorted(cells):
-        row = cells[(trace, percent)]
-        ours = row.get("Stash adaptive (lwm 1.0)")
-        practical = [(row[f"libCacheSim {p}"][0], p) for p in PRACTICAL if f"libCacheSim {p}" in row]
-        if ours is None or not practical:
-            continue
-        best, which = min(practical)
-        lru = row.get("libCacheSim LRU", (float("nan"),))[0]
+    for trace, percent, row, ours, best, which, lru, met in checked_points(cells, "Stash adaptive (lwm 1.0)"):
         tiny = row.get("Stash tinylfu (lwm 1.0)", (float("nan"),))[0]
         belady = row.get("libCacheSim Belady", (float("nan"),))[0]
-        met = ours[0] <= best + 0.02 and ours[0] <= lru + 0.01
         met_count += met
         total += 1
-        out.append(f"| {short_name(trace)} | {size_label(percent)} | {ours[0]:.4f} | {best:.4f} ({which}) | "
-                   f"{ours[0] - best:+.4f} | {lru:.4f} | {ours[0] - lru:+.4f} | {tiny:.4f} | {belady:.4f} | "
-                   f"{'yes' if met else '**no**'} |")
+        out.append(target_row(trace, percent, ours, best, which, lru, [tiny, belady], met))
     out.append(f"\nTargets met at {met_count} of {total} points.\n")
     out.append("Low-water mark: object miss ratio of Stash adaptive / Stash s3-fifo when a write that "
                "exceeds the limit evicts down to this fraction of it.\n")
@@ -163,22 +176,12 @@ def memory_summary(cells):
            "libCacheSim LRU | Δ LRU (≤ 0.01) | MemoryCache lru | DiskCache adaptive | met |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
     met_count = total = 0
-    for (trace, percent) in sorted(cells):
-        row = cells[(trace, percent)]
-        ours = row.get("Stash memory adaptive")
-        practical = [(row[f"libCacheSim {p}"][0], p) for p in PRACTICAL if f"libCacheSim {p}" in row]
-        if ours is None or not practical:
-            continue
-        best, which = min(practical)
-        lru = row.get("libCacheSim LRU", (float("nan"),))[0]
+    for trace, percent, row, ours, best, which, lru, met in checked_points(cells, "Stash memory adaptive"):
         memory_lru = row.get("Stash memory lru", (float("nan"),))[0]
         disk = row.get("Stash adaptive (lwm 1.0)", (float("nan"),))[0]
-        met = ours[0] <= best + 0.02 and ours[0] <= lru + 0.01
         met_count += met
         total += 1
-        out.append(f"| {short_name(trace)} | {size_label(percent)} | {ours[0]:.4f} | {best:.4f} ({which}) | "
-                   f"{ours[0] - best:+.4f} | {lru:.4f} | {ours[0] - lru:+.4f} | {memory_lru:.4f} | {disk:.4f} | "
-                   f"{'yes' if met else '**no**'} |")
+        out.append(target_row(trace, percent, ours, best, which, lru, [memory_lru, disk], met))
     out.append(f"\nMemory tier: targets met at {met_count} of {total} points.")
     return "\n".join(out)
 
