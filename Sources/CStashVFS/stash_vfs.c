@@ -48,6 +48,8 @@ typedef struct StashFile {
     unsigned char *buffer;
     int pending;
     sqlite3_int64 start;
+    /// The end of the highest write through this handle since the log last restarted.
+    sqlite3_int64 written;
     /// Whether the last write was the header of a frame that commits a transaction.
     int commitHeader;
     /// Write calls and the calls that reached the default VFS (`STASH_FCNTL_WRITE_COUNTS`).
@@ -71,7 +73,6 @@ static int stashFlush(StashFile *stash) {
     if (stash->buffer == NULL || stash->pending == 0) return SQLITE_OK;
     int amount = stash->pending;
     stash->pending = 0;
-    stash->commitHeader = 0;
     stash->writesPassed += 1;
     return stash->real->pMethods->xWrite(stash->real, stash->buffer, amount, stash->start);
 }
@@ -94,19 +95,25 @@ static int stashWrite(sqlite3_file *file, const void *buffer, int amount, sqlite
     StashFile *stash = (StashFile *)file;
     stash->writes += 1;
     if (stash->buffer != NULL) {
-        int appends = stash->pending > 0 ? offset == stash->start + stash->pending : 1;
-        if (!appends || stash->pending + amount > STASH_WAL_BUFFER) {
-            int rc = stashFlush(stash);
-            if (rc != SQLITE_OK) return rc;
-        }
-        if (amount <= STASH_WAL_BUFFER) {
+        // A restarted log begins with its 32-byte header at offset 0; its frames follow.
+        if (offset == 0 && amount == 32) stash->written = 0;
+        // Only appended frames are gathered. A write below what this handle already wrote (a
+        // frame rewritten in place, or a frame header whose checksum SQLite recomputes after
+        // the commit frame) goes straight to the file, after what is pending.
+        int appends = offset >= stash->written && (stash->pending == 0 || offset == stash->start + stash->pending);
+        if (appends && amount <= STASH_WAL_BUFFER) {
+            if (stash->pending + amount > STASH_WAL_BUFFER) {
+                int rc = stashFlush(stash);
+                if (rc != SQLITE_OK) return rc;
+            }
             if (stash->pending == 0) stash->start = offset;
             memcpy(stash->buffer + stash->pending, buffer, (size_t)amount);
             stash->pending += amount;
-            const unsigned char *bytes = buffer;
+            stash->written = offset + amount;
             // A frame header (24 bytes) holds in bytes 4-7 the database size after a commit, 0
             // otherwise; SQLite writes it alone, then the page (a header and its page in one
             // write, 24 + a power of two bytes, is understood too).
+            const unsigned char *bytes = buffer;
             int page = amount - 24;
             int isFrame = amount == 24 || (page >= 512 && page <= 65536 && (page & (page - 1)) == 0);
             int commits = isFrame && (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
@@ -115,8 +122,14 @@ static int stashWrite(sqlite3_file *file, const void *buffer, int amount, sqlite
                 return SQLITE_OK;
             }
             // A commit frame's page completes the transaction's frames: write them now.
-            return stash->commitHeader || commits ? stashFlush(stash) : SQLITE_OK;
+            int completes = stash->commitHeader || commits;
+            stash->commitHeader = 0;
+            return completes ? stashFlush(stash) : SQLITE_OK;
         }
+        int rc = stashFlush(stash);
+        if (rc != SQLITE_OK) return rc;
+        stash->commitHeader = 0;
+        if (offset + amount > stash->written) stash->written = offset + amount;
     }
     stash->writesPassed += 1;
     return stash->real->pMethods->xWrite(stash->real, buffer, amount, offset);
@@ -227,6 +240,7 @@ static int stashOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int
     stash->buffer = NULL;
     stash->pending = 0;
     stash->start = 0;
+    stash->written = 0;
     stash->commitHeader = 0;
     stash->writes = 0;
     stash->writesPassed = 0;

@@ -51,7 +51,7 @@ struct AccessLog {
     /// orders the accesses (``inOrder(_:)``) after letting go of it.
     mutating func drain(at date: Date) -> [Data: Access] {
         schedule = .idle
-        for (key, hits) in frontTierHits { record(Data(key.utf8), at: date, hits: hits) }
+        for (key, hits) in frontTierHits { record(DiskCache.utf8(key), at: date, hits: hits) }
         frontTierHits.removeAll(keepingCapacity: true)
         let drained = pending
         pending = Dictionary(minimumCapacity: drained.count)

@@ -7,7 +7,7 @@ extension DiskCache {
     /// - Complexity: O(log *N*).
     public func removeData(forKey key: String) throws {
         try Self.validate(key: key)
-        let keyBytes = Data(key.utf8)
+        let keyBytes = Self.utf8(key)
         let file = try wrapIndexErrors {
             try index.write { db in
                 try db.first("DELETE FROM entries WHERE key = ?1 RETURNING file", [.blob(keyBytes)]) { $0.text(0) }

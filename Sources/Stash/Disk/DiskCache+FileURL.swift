@@ -15,7 +15,7 @@ extension DiskCache {
     /// - Complexity: O(log *N*), plus O(*n*) the first time an inline value is materialised.
     public func fileURL(forKey key: String) throws -> URL? {
         try Self.validate(key: key)
-        let keyBytes = Data(key.utf8)
+        let keyBytes = Self.utf8(key)
         for _ in 0..<3 {
             guard let entry = try lookUp(keyBytes) else { break }
             if !entry.isPinned, let expires = entry.expires, expires <= configuration.clock().timeIntervalSince1970 {

@@ -35,7 +35,7 @@ extension DiskCache {
             throw StashError(.invalidArgument, "The time-to-live for '\(key)' must be positive, got \(ttl).")
         }
         let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
-        let keyBytes = Data(key.utf8)
+        let keyBytes = Self.utf8(key)
         var fileName: String?
         var temporary: TemporaryFile?
         if case .file(let file) = source {

@@ -66,7 +66,7 @@ extension DiskCache {
                 try dropDamaged(entry, key: key, reason: "checksum mismatch")
                 return nil
             }
-            recordAccess(Data(key.utf8), at: configuration.clock())
+            recordAccess(Self.utf8(key), at: configuration.clock())
             counters.withLock { stats in
                 stats.hits += 1
                 stats.bytesRead += bytes.count
@@ -116,7 +116,7 @@ extension DiskCache {
     /// - Complexity: O(log *N*).
     public func attributes(forKey key: String) throws -> Attributes? {
         try Self.validate(key: key)
-        let keyBytes = Data(key.utf8)
+        let keyBytes = Self.utf8(key)
         let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
         return try wrapIndexErrors {
             try index.read { db in

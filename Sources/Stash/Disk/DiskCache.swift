@@ -189,7 +189,15 @@ public final class DiskCache: Sendable {
         }
     }
 
-    static func keyBytes(_ key: String) -> SQLiteValue { .blob(Data(key.utf8)) }
+    static func keyBytes(_ key: String) -> SQLiteValue { .blob(utf8(key)) }
+
+    /// The key's UTF-8 bytes, copied straight from the string's storage.
+    ///
+    /// `Data(key.utf8)` goes through the generic sequence initializer, whose dynamic casts cost
+    /// about as much as the rest of recording a hit.
+    static func utf8(_ key: String) -> Data {
+        key.utf8.withContiguousStorageIfAvailable { Data(buffer: $0) } ?? Data(key.utf8)
+    }
 }
 
 extension URL {
