@@ -29,22 +29,24 @@
 #include "stash_vfs.h"
 
 #include <sqlite3.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct StashFile {
     sqlite3_file base;
-    /// The file's size when the default VFS last dropped its map (-1: not known yet).
+    /// The file's size when the default VFS mapped it (at the first fetch after the map was
+    /// last dropped), or -1 before that.
     sqlite3_int64 mappedSize;
     /// The default VFS's file object, right after this header.
     sqlite3_file *real;
     /// Requests to drop the map passed on and skipped (`STASH_FCNTL_UNMAP_COUNTS`).
     long long unmapsForwarded;
     long long unmapsSkipped;
-    /// A WAL file's appended bytes not written yet (`pending` bytes from offset `start`), or
-    /// NULL for other files.
+    /// Whether this is a WAL file, whose appended writes are gathered.
+    int isWAL;
+    /// Its appended bytes not written yet (`pending` bytes from offset `start`); allocated at
+    /// its first write, so that the WAL handles of connections that only read cost nothing.
     unsigned char *buffer;
     int pending;
     sqlite3_int64 start;
@@ -61,7 +63,6 @@ typedef struct StashFile {
 /// the default VFS writes at most 128 KiB - 1 bytes per call and reports a longer write as a
 /// full disk.
 #define STASH_WAL_BUFFER (124 * 1024)
-
 
 static sqlite3_vfs stashVFS;
 static sqlite3_vfs *defaultVFS;
@@ -94,6 +95,8 @@ static int stashRead(sqlite3_file *file, void *buffer, int amount, sqlite3_int64
 static int stashWrite(sqlite3_file *file, const void *buffer, int amount, sqlite3_int64 offset) {
     StashFile *stash = (StashFile *)file;
     stash->writes += 1;
+    // Without a buffer (a failed allocation), writes go straight through.
+    if (stash->isWAL && stash->buffer == NULL) stash->buffer = malloc(STASH_WAL_BUFFER);
     if (stash->buffer != NULL) {
         // A restarted log begins with its 32-byte header at offset 0; its frames follow.
         if (offset == 0 && amount == 32) stash->written = 0;
@@ -237,6 +240,7 @@ static int stashOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int
     stash->mappedSize = -1;
     stash->unmapsForwarded = 0;
     stash->unmapsSkipped = 0;
+    stash->isWAL = (flags & SQLITE_OPEN_WAL) != 0;
     stash->buffer = NULL;
     stash->pending = 0;
     stash->start = 0;
@@ -245,9 +249,6 @@ static int stashOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int
     stash->writes = 0;
     stash->writesPassed = 0;
     int rc = defaultVFS->xOpen(defaultVFS, name, stash->real, flags, outFlags);
-    if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) != 0 && stash->real->pMethods != NULL) {
-        stash->buffer = malloc(STASH_WAL_BUFFER);  // without it, writes go straight through
-    }
     // Only a file the default VFS opened (and gave methods) is ever closed through ours.
     file->pMethods = stash->real->pMethods != NULL ? &stashMethods : NULL;
     return rc;
@@ -304,37 +305,27 @@ static int stashCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
 }
 
 int stash_vfs_register(void) {
-    static atomic_int state;  // 0: not yet, 1: registering, 2: done
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&state, &expected, 1)) {
-        while (atomic_load(&state) == 1) {
-        }
-        return sqlite3_vfs_find(STASH_VFS_NAME) != NULL ? SQLITE_OK : SQLITE_ERROR;
-    }
-    int rc = SQLITE_ERROR;
+    if (sqlite3_vfs_find(STASH_VFS_NAME) != NULL) return SQLITE_OK;
     defaultVFS = sqlite3_vfs_find(NULL);
-    // The default VFS of every supported platform is version 3 or later (xCurrentTimeInt64).
-    if (defaultVFS != NULL && defaultVFS->iVersion >= 2) {
-        memset(&stashVFS, 0, sizeof stashVFS);
-        stashVFS.iVersion = 2;
-        stashVFS.szOsFile = (int)sizeof(StashFile) + defaultVFS->szOsFile;
-        stashVFS.mxPathname = defaultVFS->mxPathname;
-        stashVFS.zName = STASH_VFS_NAME;
-        stashVFS.xOpen = stashOpen;
-        stashVFS.xDelete = stashDelete;
-        stashVFS.xAccess = stashAccess;
-        stashVFS.xFullPathname = stashFullPathname;
-        stashVFS.xDlOpen = stashDlOpen;
-        stashVFS.xDlError = stashDlError;
-        stashVFS.xDlSym = stashDlSym;
-        stashVFS.xDlClose = stashDlClose;
-        stashVFS.xRandomness = stashRandomness;
-        stashVFS.xSleep = stashSleep;
-        stashVFS.xCurrentTime = stashCurrentTime;
-        stashVFS.xGetLastError = stashGetLastError;
-        stashVFS.xCurrentTimeInt64 = stashCurrentTimeInt64;
-        rc = sqlite3_vfs_register(&stashVFS, 0);
-    }
-    atomic_store(&state, 2);
-    return rc;
+    // xCurrentTimeInt64 is a version-2 member; every platform's default VFS has it.
+    if (defaultVFS == NULL || defaultVFS->iVersion < 2) return SQLITE_ERROR;
+    memset(&stashVFS, 0, sizeof stashVFS);
+    stashVFS.iVersion = 2;
+    stashVFS.szOsFile = (int)sizeof(StashFile) + defaultVFS->szOsFile;
+    stashVFS.mxPathname = defaultVFS->mxPathname;
+    stashVFS.zName = STASH_VFS_NAME;
+    stashVFS.xOpen = stashOpen;
+    stashVFS.xDelete = stashDelete;
+    stashVFS.xAccess = stashAccess;
+    stashVFS.xFullPathname = stashFullPathname;
+    stashVFS.xDlOpen = stashDlOpen;
+    stashVFS.xDlError = stashDlError;
+    stashVFS.xDlSym = stashDlSym;
+    stashVFS.xDlClose = stashDlClose;
+    stashVFS.xRandomness = stashRandomness;
+    stashVFS.xSleep = stashSleep;
+    stashVFS.xCurrentTime = stashCurrentTime;
+    stashVFS.xGetLastError = stashGetLastError;
+    stashVFS.xCurrentTimeInt64 = stashCurrentTimeInt64;
+    return sqlite3_vfs_register(&stashVFS, 0);
 }

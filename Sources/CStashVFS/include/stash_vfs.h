@@ -3,11 +3,12 @@
 
 /// The name of Stash's VFS: SQLite's default VFS, except that a connection keeps its memory
 /// map of the database file across other connections' commits while the file's size is
-/// unchanged (see stash_vfs.c).
+/// unchanged, and that a transaction's WAL frames are written with one call (see stash_vfs.c).
 #define STASH_VFS_NAME "stash-unix"
 
-/// Registers the VFS (not as the default) once; later calls do nothing. Returns an SQLite
-/// result code.
+/// Registers the VFS (not as the default); a call after it is registered does nothing. Not
+/// thread-safe: `SQLiteConnection.vfs`, a lazily initialised Swift static, calls it once.
+/// Returns an SQLite result code.
 int stash_vfs_register(void);
 
 /// A file-control opcode (`sqlite3_file_control(db, "main", STASH_FCNTL_UNMAP_COUNTS, counts)`)

@@ -23,6 +23,10 @@ import Testing
         func accessed(_ key: String) throws -> Double? {
             try db.first("SELECT accessed FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.double(0) }
         }
+        /// The entry's hit counter (a reference bit in the adaptive window) as committed.
+        func frequency(_ key: String) throws -> Int? {
+            try db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.int(0) }
+        }
     }
 
     /// A one-shot signal for hooks that run on the cache's background queue.
@@ -155,14 +159,9 @@ import Testing
             let writer = try DiskCache(directory: dir, configuration: configuration)
             try writer.store(Data("v1".utf8), forKey: "k")
             let observer = try IndexObserver(dir)
-            func frequency() throws -> Int? {
-                try observer.db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data("k".utf8))]) {
-                    $0.int(0)
-                }
-            }
             #expect(try reader.data(forKey: "k") == Data("v1".utf8))
             try reader.flushAccesses()
-            #expect(try frequency() == 1)
+            #expect(try observer.frequency("k") == 1)
 
             // Another connection, then the reader's own, removes the entry and stores the key
             // anew: a new entry, not yet read, whose first read must be written again.
@@ -170,10 +169,10 @@ import Testing
                 let value = Data("v\(round + 2)".utf8)
                 try rewriter.removeData(forKey: "k")
                 try rewriter.store(value, forKey: "k")
-                #expect(try frequency() == 0, "round \(round)")
+                #expect(try observer.frequency("k") == 0, "round \(round)")
                 #expect(try reader.data(forKey: "k") == value)
                 try reader.flushAccesses()
-                #expect(try frequency() == 1, "round \(round)")
+                #expect(try observer.frequency("k") == 1, "round \(round)")
             }
             reader.close()
             writer.close()
@@ -186,24 +185,19 @@ import Testing
                 directory: dir, configuration: .init(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600)))
             try cache.store(Data("v".utf8), forKey: "k")
             let observer = try IndexObserver(dir)
-            func frequency() throws -> Int? {
-                try observer.db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data("k".utf8))]) {
-                    $0.int(0)
-                }
-            }
             #expect(try cache.data(forKey: "k") == Data("v".utf8))
             // A pinned store writes its value to a file inside its transaction, after it wrote the
             // pending hits: failing that write rolls the hits back with it.
             cache.faults.withLock { $0.write = { _ in EIO } }
             #expect(throws: StashError.self) { try cache.store(Data("p".utf8), forKey: "pinned", pinned: true) }
             cache.faults.withLock { $0.write = nil }
-            #expect(try frequency() == 0)
+            #expect(try observer.frequency("k") == 0)
 
             let lookups = cache.hitWriteLookups.withLock { $0 }
             #expect(try cache.data(forKey: "k") == Data("v".utf8))
             #expect(try cache.flushAccesses() == 1)
             #expect(cache.hitWriteLookups.withLock { $0 } == lookups + 1)
-            #expect(try frequency() == 1)
+            #expect(try observer.frequency("k") == 1)
             cache.close()
         }
     }
