@@ -162,6 +162,34 @@ import Testing
         }
     }
 
+    /// A writer that never pauses: a background checkpoint never finds the WAL wholly copied
+    /// when a write starts, so without the writer's own checkpoint the WAL never started over
+    /// and grew by every store (15 000 pages here; past 1 GB for 30 000 stores of 1 KiB).
+    @Test func aWriterThatNeverPausesStillStartsTheWALOver() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            let checkpointer = cache.index.checkpointer
+            checkpointer.restartPages = 1000
+            var longest: Int32 = 0
+            // About five pages a store: 15 000 pages, seven times the most the WAL may hold.
+            for i in 0..<3000 {
+                try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
+                longest = max(longest, checkpointer.wal.pages)
+            }
+            // At most twice the restart length, plus the frames of the commit that crossed it.
+            #expect(longest <= 2 * 1000 + 50, "\(longest)")
+            #expect(checkpointer.wal.restarts >= 5, "\(checkpointer.wal.restarts)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: dir.path + "/index.sqlite-wal")
+            let walBytes = (attributes[.size] as? Int) ?? .max
+            let mostFrames = 2 * 1000 + 50
+            #expect(walBytes <= 32 + mostFrames * (4096 + 24), "\(walBytes)")
+            for i in stride(from: 0, to: 3000, by: 7) {
+                #expect(try cache.data(forKey: "k\(i)") == pattern(1500, seed: UInt64(i)))
+            }
+            #expect(try cache.verify().isHealthy)
+        }
+    }
+
     /// What SQLite's planner does with `sql`: one line per step of `EXPLAIN QUERY PLAN`.
     static func plan(of sql: String, _ bindings: [SQLiteValue], in db: SQLiteConnection) throws -> [String] {
         var steps: [String] = []
