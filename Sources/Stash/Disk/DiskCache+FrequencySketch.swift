@@ -126,9 +126,15 @@ extension DiskCache {
             sampleRequests: Int(clamping: fields[4]))
     }
 
+    /// One allocation, eight bytes stored per word (appending them word by word to a `Data`
+    /// was 6 % of a store into a full cache of 100 000 entries, perf).
     private static func encodeWords(_ words: some Collection<UInt64>) -> Data {
-        var data = Data(capacity: words.count * 8)
-        for word in words { withUnsafeBytes(of: word.littleEndian) { data.append(contentsOf: $0) } }
+        var data = Data(count: words.count * 8)
+        data.withUnsafeMutableBytes { raw in
+            for (offset, word) in words.enumerated() {
+                raw.storeBytes(of: word.littleEndian, toByteOffset: offset * 8, as: UInt64.self)
+            }
+        }
         return data
     }
 
