@@ -57,8 +57,10 @@ final class IndexCheckpointer: @unchecked Sendable {
     /// attempt per `pages` new frames (a reader of another process can keep the WAL from
     /// restarting).
     private var nextRestartAt: Int32 = 8 * IndexCheckpointer.pages
-    /// The WAL's length after the writer's last commit, and how many times it started over.
-    private(set) var wal: (pages: Int32, restarts: Int) = (0, 0)
+    /// The WAL's length after the writer's last commit, and how many times it started over
+    /// (under a lock: the access log's background flush commits too).
+    var wal: (pages: Int32, restarts: Int) { walLength.withLock { $0 } }
+    private let walLength = LockedValue((pages: Int32(0), restarts: 0))
     /// Test hook: called on the background queue after each checkpoint.
     var didCheckpoint: (@Sendable () -> Void)?
     /// Ends the read transactions of this process's idle readers, which would keep the WAL
@@ -90,14 +92,18 @@ final class IndexCheckpointer: @unchecked Sendable {
     /// `pages` frames since the last one was scheduled (or since it restarted), and finishes
     /// one itself when the WAL is long (see the type's description).
     private func walGrew(to pages: Int32, writer: OpaquePointer) {
-        if pages < wal.pages {
-            // The WAL started over from its beginning.
+        let restarted = walLength.withLock { wal in
+            defer { wal.pages = pages }
+            guard pages < wal.pages else { return false }
             wal.restarts += 1
+            return true
+        }
+        if restarted {
+            // The WAL started over from its beginning.
             state.withLock { $0.copied = 0 }
             nextCheckpointAt = IndexCheckpointer.pages
             nextRestartAt = restartPages
         }
-        wal.pages = pages
         if pages >= nextRestartAt {
             let mustWait = pages >= 2 * restartPages
             if mustWait { queue.sync {} }
