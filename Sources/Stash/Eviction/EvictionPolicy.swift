@@ -70,7 +70,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// requests): from 1 % of the cache, where the filter decides nearly everything, up to 99 %,
     /// where the cache is nearly an LRU (the window is a CLOCK: an entry read since it last
     /// reached the window's oldest end goes round again) that still keeps what the sketch says
-    /// is popular. Its
+    /// is popular. A window entry joins the main queue only if it was requested more often per
+    /// byte than the entries it displaces, together, so that a small cache does not fill up
+    /// with a few large entries. Its
     /// state (the share, the step, the last sampled hit rate) is persisted with the frequency
     /// sketch, shared by the processes that open the cache as the sketch is, and changes only
     /// at writes, so batched hits change no decision. See `Benchmarks/POLICIES.md`.

@@ -66,11 +66,11 @@ extension MemoryCache.State {
     /// While the window (the small queue, kept in LRU order) holds more than its share, its
     /// least recently used entry (the candidate) moves to the main queue if that has room, and
     /// otherwise competes with the main queue's CLOCK victims that would make room for it: if
-    /// the sketch estimates more requests for the candidate than for all of them together, they
-    /// are evicted (one per call, ``Admission/condemned`` counts the rest) and the candidate
-    /// moves; otherwise the candidate is evicted. With the window within its share, the main
-    /// queue evicts its CLOCK victim. As the disk policy does, so that a large candidate cannot
-    /// push out many entries on the strength of outliving one.
+    /// the sketch estimates more requests per unit of cost for the candidate than for all of
+    /// them together, they are evicted (one per call, ``Admission/condemned`` counts the rest)
+    /// and the candidate moves; otherwise the candidate is evicted. With the window within its
+    /// share, the main queue evicts its CLOCK victim. As the disk policy does, so that a large
+    /// candidate cannot push out many entries on the strength of outliving one.
     ///
     /// O(1) amortized, as S3-FIFO: each pass-over in the main queue spends a read recorded by
     /// an earlier hit, and each move empties a place in the window; a contest examines as many
@@ -113,8 +113,9 @@ extension MemoryCache.State {
                 storage.moveToHeadOfMain(candidate)
                 continue
             }
+            // Requests per unit of cost, as on disk: the candidate's against the victims' together.
             guard let victims = clockVictims(makingRoomFor: candidate, within: mainLimit),
-                storage.admission.estimate(storage.nodes[candidate].fingerprint) > victims.requests
+                outweighs(candidate, victims)
             else { return candidate }
             storage.nodes[candidate].frequency = 0
             storage.moveToHeadOfMain(candidate)
@@ -123,21 +124,34 @@ extension MemoryCache.State {
         }
     }
 
+    /// Whether the window's `candidate` is worth more than `victims`: its estimated requests
+    /// per unit of cost against theirs together, as ``EvictionPolicy/adaptive`` weighs them on
+    /// disk (the plain sums where costs are zero).
+    @inlinable
+    func outweighs(_ candidate: Int, _ victims: (count: Int, requests: Int, cost: Int)) -> Bool {
+        let node = storage.nodes[candidate]
+        let requests = storage.admission.estimate(node.fingerprint)
+        guard node.cost > 0, victims.cost > 0 else { return requests > victims.requests }
+        return EvictionPolicy.exceedsPerUnit(requests, node.cost, victims.requests, victims.cost)
+    }
+
     /// Finds the main queue's CLOCK victims whose eviction would let `candidate` into a main
     /// queue of at most `limit`, and leaves them as its oldest entries; returns how many they
-    /// are and their estimated requests together, or `nil` if the whole queue would not do.
+    /// are, their estimated requests together and their cost, or `nil` if the whole queue would
+    /// not do.
     ///
     /// From the tail, an entry that was read goes back to the head with one read fewer (so the
     /// unread entries passed stay together at the tail); at least one victim is taken.
     @inlinable
     mutating func clockVictims(makingRoomFor candidate: Int, within limit: (cost: Int, count: Int))
-        -> (count: Int, requests: Int)?
+        -> (count: Int, requests: Int, cost: Int)?
     {
         let none = MemoryCache.Storage.none
         var cost = storage.main.cost + storage.nodes[candidate].cost
         var entries = storage.main.count + 1
         var victims = 0
         var requests = 0
+        var victimsCost = 0
         var slot = storage.main.tail
         while slot != none && (cost > limit.cost || entries > limit.count || victims == 0) {
             let node = storage.nodes[slot]
@@ -149,12 +163,13 @@ extension MemoryCache.State {
                 victims += 1
                 requests += storage.admission.estimate(node.fingerprint)
                 cost -= node.cost
+                victimsCost += node.cost
                 entries -= 1
             }
             slot = newer
         }
         guard cost <= limit.cost && entries <= limit.count && victims > 0 else { return nil }
-        return (victims, requests)
+        return (victims, requests, victimsCost)
     }
 
     /// The adaptive window's share of `cost`: the climber's share, but at least what

@@ -82,7 +82,9 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     /// put. While the window (with the entry being stored) holds more than its share, its least
     /// recently used entry moves to the main queue if that has room, otherwise it competes with
     /// the main queue's CLOCK victims that would make room for it: it stays only if it was
-    /// requested more often lately than all of them together (ties keep the victims). The
+    /// requested more often lately per unit of cost than all of them together (ties keep the
+    /// victims), so that a costly newcomer cannot push out many cheap entries that are
+    /// requested as often. The
     /// window holds at least what TinyLFU's would (1 % of the cost, or 32 entries of the mean
     /// cost up to 10 %). The climber starts at half the cache, widens the window when that raises
     /// the hit rate (recency-heavy use) and narrows it otherwise, as on disk; its state lives as

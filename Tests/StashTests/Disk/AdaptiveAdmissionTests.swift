@@ -1,0 +1,74 @@
+import Testing
+
+@testable import Stash
+
+/// The adaptive policy's admission contest weighs requests per byte: a window candidate that
+/// takes part of its room from free space in the main queue must outweigh, per byte, the
+/// victims that give the rest.
+@Suite struct AdaptiveAdmissionTests {
+    /// A 100-byte cache at the starting share (a window of 50 bytes): the main queue holds eight
+    /// unread 5-byte entries requested once each (40 bytes: 10 free), the window "w0" (20 bytes,
+    /// requested 3 times), "w1" (20), "w2" (10) and the entry being written, "new" (20).
+    private func indexAtTheContest() throws -> (index: InMemoryEvictionIndex, ids: [String: Int64]) {
+        var index = InMemoryEvictionIndex()
+        var ids: [String: Int64] = [:]
+        func add(_ key: String, size: Int, queue: Int, requests: Int) throws {
+            let id = Int64(ids.count + 1)
+            ids[key] = id
+            let fingerprint = DiskCache.fingerprint(Array(key.utf8))
+            try index.withFrequencySketch { $0.add(fingerprint, count: requests) }
+            let state = PolicyState(queue: queue, rank: try index.nextRank(), frequency: 0)
+            index.upsert(id: id, size: size, state: state, fingerprint: fingerprint)
+        }
+        for i in 0..<8 { try add("m\(i)", size: 5, queue: EvictionPolicy.mainQueue, requests: 1) }
+        try add("w0", size: 20, queue: EvictionPolicy.smallQueue, requests: 3)
+        try add("w1", size: 20, queue: EvictionPolicy.smallQueue, requests: 1)
+        try add("w2", size: 10, queue: EvictionPolicy.smallQueue, requests: 1)
+        try add("new", size: 20, queue: EvictionPolicy.smallQueue, requests: 1)
+        index.protected = ids["new"]
+        return (index, ids)
+    }
+
+    /// A candidate requested more often than its victims, but less per byte, is evicted.
+    ///
+    /// The cache is 10 bytes over. "w0" needs 20 bytes of the main queue, 10 of them free:
+    /// against the two 5-byte victims that give the rest it is requested more often (3 against
+    /// 2), but less per byte (3 per 20 against 2 per 10). So it is evicted, which makes the
+    /// room, and the main queue keeps all eight; with plain sums (TinyLFU, and this policy
+    /// before) "w0" displaced two of them.
+    @Test func aCandidateTakingFreeRoomMustOutweighItsVictimsPerByte() throws {
+        var (index, ids) = try indexAtTheContest()
+        #expect(try index.withFrequencySketch { $0.climber.windowShare } == WindowClimber.startingShare)
+
+        try EvictionPolicy.adaptive.evict(from: &index, targetSize: 100, targetCount: .max, capacity: 100)
+
+        #expect(index.evicted == [ids["w0"]!])
+        #expect(index.evictable.size == 90)
+        // The same contest in TinyLFU compares plain sums: "w0" moves to the main queue.
+        var (tiny, tinyIDs) = try indexAtTheContest()
+        try EvictionPolicy.tinyLFU.evict(from: &tiny, targetSize: 100, targetCount: .max, capacity: 100)
+        #expect(tiny.stored[tinyIDs["w0"]!]?.state.queue == EvictionPolicy.mainQueue)
+        #expect(tiny.evicted == [tinyIDs["m0"]!, tinyIDs["m1"]!])
+    }
+
+    /// Requested 5 times, "w0" outweighs the victims per byte too (5 per 20 against 2 per 10).
+    @Test func aCandidateRequestedOftenEnoughPerByteIsAdmitted() throws {
+        var (index, ids) = try indexAtTheContest()
+        try index.withFrequencySketch { $0.add(DiskCache.fingerprint(Array("w0".utf8)), count: 2) }
+
+        try EvictionPolicy.adaptive.evict(from: &index, targetSize: 100, targetCount: .max, capacity: 100)
+
+        #expect(index.stored[ids["w0"]!]?.state.queue == EvictionPolicy.mainQueue)
+        #expect(index.evicted == [ids["m0"]!, ids["m1"]!])
+        #expect(index.evictable.size == 100)
+    }
+
+    /// The comparison is exact: cross products in full width, ties are not wins.
+    @Test func perByteComparisonIsExactAtTiesAndLargeSizes() {
+        #expect(!EvictionPolicy.exceedsPerUnit(3, 30, 2, 20))
+        #expect(EvictionPolicy.exceedsPerUnit(4, 30, 2, 20))
+        #expect(!EvictionPolicy.exceedsPerUnit(15, Int.max, 15, Int.max))
+        #expect(EvictionPolicy.exceedsPerUnit(15, Int.max - 1, 15, Int.max))
+        #expect(!EvictionPolicy.exceedsPerUnit(0, 1, 0, Int.max))
+    }
+}
