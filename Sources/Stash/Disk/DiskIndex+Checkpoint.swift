@@ -28,10 +28,11 @@ import Foundation
 ///   or a quarter of the index while no other process holds a read transaction open.
 ///
 /// The wait is the price of the bound under a burst of writes: the checkpoints' syncs of pages
-/// all over a large index are slower than the writes. The quarter keeps it rare where it is
-/// longest: at a million entries (a 1.6 GB index) a 1 KiB store in a burst of 20 000 cost
-/// 106 µs with the WAL bounded at 64 MiB and 69 µs with the quarter (medians of 3 rounds of
-/// `Benchmarks/run-scaling.sh`).
+/// all over a large index are slower than the writes, and an unbounded WAL only deferred them.
+/// The quarter keeps the wait rare where it is longest. At a million entries (a 1.6 GB index),
+/// a 1 KiB store in a burst of 20 000 cost 67 µs with the unbounded WAL, 106 µs with the WAL
+/// bounded at 64 MiB, and 69 and 107 µs in two runs with the quarter (medians of 3 rounds of
+/// `Benchmarks/run-scaling.sh`, 2026-11-25).
 final class IndexCheckpointer: @unchecked Sendable {
     // @unchecked: `connection` is touched only on `queue`; `state` only under its lock; the
     // WAL counters only by the WAL hook (the writer, under its lock) and by tests between writes.
