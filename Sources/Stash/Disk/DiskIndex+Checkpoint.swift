@@ -18,21 +18,21 @@ import Foundation
 /// either: `wal_checkpoint(RESTART)` holds the write lock while it copies and syncs what is
 /// left, and took 10-60 ms, stalling stores. So the writer finishes a checkpoint itself, right
 /// after a commit, and its next write starts the WAL over:
-/// * once the WAL is `restartPages` long, at a commit that finds no background checkpoint
-///   queued or running and at most `cheapRestartPages` frames written since the last one's copy
-///   (a writer that pauses now and then, as an application's does, restarts the WAL at the cost
-///   of a short copy);
-/// * at twice that length, or a quarter of the database's pages if that is more, in any case,
-///   after waiting for the background checkpoint: the copy of what was committed since it
-///   began, and an `fdatasync`, are then that store's to wait for. The WAL stays within 64 MiB
-///   or a quarter of the index while no other process holds a read transaction open.
+/// * once the WAL is `restartPages` long, or an eighth of the database's pages if that is more,
+///   at a commit that finds no background checkpoint queued or running and at most
+///   `cheapRestartPages` frames written since the last one's copy (a writer that pauses now and
+///   then, as an application's does, restarts the WAL at the cost of a short copy);
+/// * at twice that length (`2 × restartPages` or a quarter of the database) in any case, after
+///   waiting for the background checkpoint: the copy of what was committed since it began, and
+///   an `fdatasync`, are then that store's to wait for. The WAL stays within 64 MiB or a quarter
+///   of the index while no other process holds a read transaction open.
 ///
-/// The wait is the price of the bound under a burst of writes: the checkpoints' syncs of pages
-/// all over a large index are slower than the writes, and an unbounded WAL only deferred them.
-/// The quarter keeps the wait rare where it is longest. At a million entries (a 1.6 GB index),
-/// a 1 KiB store in a burst of 20 000 cost 67 µs with the unbounded WAL, 106 µs with the WAL
-/// bounded at 64 MiB, and 69 and 107 µs in two runs with the quarter (medians of 3 rounds of
-/// `Benchmarks/run-scaling.sh`, 2026-11-25).
+/// The waits are the price of the bound under a burst of writes: the checkpoints' syncs of
+/// pages all over a large index are slower than the writes, and an unbounded WAL only deferred
+/// them. Even the short copy's `fdatasync` took 90-150 ms at a million entries (a 1.6 GB
+/// index), so the limits grow with the index: with fixed limits of 8000 and 16 000 pages, a
+/// 1 KiB store there cost 80-107 µs in a burst of 5000 against 62 µs with no restart
+/// (`Benchmarks/run-scaling.sh`, 3 rounds each, 2026-11-25).
 final class IndexCheckpointer: @unchecked Sendable {
     // @unchecked: `connection` is touched only on `queue`; `state` only under its lock; the
     // WAL counters only by the WAL hook (the writer, under its lock) and by tests between writes.
@@ -51,7 +51,7 @@ final class IndexCheckpointer: @unchecked Sendable {
     static let cheapRestartPages: Int32 = 256
     /// WAL pages from which the writer finishes a checkpoint itself (32 MiB of 4 KiB pages).
     var restartPages: Int32 = 8 * IndexCheckpointer.pages {
-        didSet { nextRestartAt = restartPages }
+        didSet { (nextRestartAt, restartLimits) = (restartPages, nil) }
     }
     /// The WAL length (in pages) at which the writer's next commit schedules a checkpoint.
     ///
@@ -64,6 +64,9 @@ final class IndexCheckpointer: @unchecked Sendable {
     /// attempt per `pages` new frames (a reader of another process can keep the WAL from
     /// restarting).
     private var nextRestartAt: Int32 = 8 * IndexCheckpointer.pages
+    /// The lengths at which the writer restarts the WAL when that is cheap, and in any case;
+    /// from the database's size when the WAL first reaches `restartPages` (`nil` before).
+    private var restartLimits: (cheap: Int32, always: Int32)?
     /// The WAL's length after the writer's last commit, and how many times it started over
     /// (under a lock: the access log's background flush commits too).
     var wal: (pages: Int32, restarts: Int) { walLength.withLock { $0 } }
@@ -110,18 +113,25 @@ final class IndexCheckpointer: @unchecked Sendable {
             state.withLock { $0.copied = 0 }
             nextCheckpointAt = IndexCheckpointer.pages
             nextRestartAt = restartPages
+            restartLimits = nil
         }
         if pages >= nextRestartAt {
-            let mustWait = pages >= 2 * restartPages && pages >= quarterOfDatabasePages()
-            if mustWait { queue.sync {} }
-            let isCheap = state.withLock { !$0.isBusy && pages - $0.copied <= Self.cheapRestartPages }
-            if mustWait || isCheap {
-                nextRestartAt = pages + IndexCheckpointer.pages
-                releaseIdleReaders?()
-                // Deliberately tolerated: on failure the WAL stays long, and the attempt comes
-                // again after `pages` more frames.
-                _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-                return
+            let limits = restartLimits ?? restartLimitsForDatabase()
+            restartLimits = limits
+            if pages < limits.cheap {
+                nextRestartAt = limits.cheap
+            } else {
+                let mustWait = pages >= limits.always
+                if mustWait { queue.sync {} }
+                let isCheap = state.withLock { !$0.isBusy && pages - $0.copied <= Self.cheapRestartPages }
+                if mustWait || isCheap {
+                    nextRestartAt = pages + IndexCheckpointer.pages
+                    releaseIdleReaders?()
+                    // Deliberately tolerated: on failure the WAL stays long, and the attempt
+                    // comes again after `pages` more frames.
+                    _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                    return
+                }
             }
         }
         guard pages >= nextCheckpointAt else { return }
@@ -129,10 +139,11 @@ final class IndexCheckpointer: @unchecked Sendable {
         schedule()
     }
 
-    /// A quarter of the database file's length in pages (of SQLite's default 4 KiB, which the
-    /// index keeps); one `stat`, only for a WAL already twice `restartPages` long.
-    private func quarterOfDatabasePages() -> Int32 {
-        Int32(clamping: (POSIXFile.size(databasePath)?.logical ?? 0) / 4096 / 4)
+    /// `restartPages` or an eighth of the database file's pages, and twice that or a quarter
+    /// (pages of SQLite's default 4 KiB, which the index keeps); one `stat` per WAL cycle.
+    private func restartLimitsForDatabase() -> (cheap: Int32, always: Int32) {
+        let pages = Int32(clamping: (POSIXFile.size(databasePath)?.logical ?? 0) / 4096)
+        return (max(restartPages, pages / 8), max(2 * restartPages, pages / 4))
     }
 
     private func schedule() {
