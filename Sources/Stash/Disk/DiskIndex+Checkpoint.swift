@@ -34,8 +34,9 @@ import Foundation
 /// 1 KiB store there cost 80-107 µs in a burst of 5000 against 62 µs with no restart
 /// (`Benchmarks/run-scaling.sh`, 3 rounds each, 2026-11-25).
 final class IndexCheckpointer: @unchecked Sendable {
-    // @unchecked: `connection` is touched only on `queue`; `state` only under its lock; the
-    // WAL counters only by the WAL hook (the writer, under its lock) and by tests between writes.
+    // @unchecked: `connection` is touched only on `queue`; `state` and `walLength` only under
+    // their locks; `nextCheckpointAt`, `nextRestartAt` and `restartLimits` only by the WAL hook
+    // (the writer, under its lock) and by a test setting `restartPages` before it writes.
     /// WAL pages after which a commit schedules a checkpoint (SQLite's own default threshold).
     static let pages: Int32 = 1000
 

@@ -190,6 +190,41 @@ import Testing
         }
     }
 
+    /// In a larger index the WAL's restart limits grow with it.
+    ///
+    /// An eighth of its pages before a cheap restart, a quarter in any case: a restart's sync is
+    /// slow in a large index. With fixed limits of `restartPages` and twice that, the WAL
+    /// restarted every 10 to 25 pages here.
+    @Test func theWALsRestartLimitsGrowWithTheIndex() throws {
+        try withTemporaryDirectory { dir in
+            do {
+                let cache = try Self.open(dir)
+                for i in 0..<4000 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+                cache.close()
+            }
+            func indexPages() -> Int32 { Int32((POSIXFile.size(dir.path + "/index.sqlite")?.logical ?? 0) / 4096) }
+            let cache = try Self.open(dir)
+            let checkpointer = cache.index.checkpointer
+            checkpointer.restartPages = 10
+            let pagesAtOpen = indexPages()
+            #expect(pagesAtOpen >= 1500, "\(pagesAtOpen)")
+            var peaks: [Int32] = []
+            var previous = checkpointer.wal
+            for i in 4000..<5000 {
+                try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
+                let now = checkpointer.wal
+                if now.restarts > previous.restarts { peaks.append(previous.pages) }
+                previous = now
+            }
+            // No restart before an eighth of the index; always one by a quarter of it (as large
+            // as it grew), plus the frames of the commit that crossed it.
+            #expect(!peaks.isEmpty)
+            #expect(peaks.allSatisfy { $0 >= pagesAtOpen / 8 }, "\(peaks), index \(pagesAtOpen) pages")
+            #expect(peaks.allSatisfy { $0 <= indexPages() / 4 + 50 }, "\(peaks), index \(indexPages()) pages")
+            #expect(try cache.data(forKey: "k4999") == pattern(1500, seed: 4999))
+        }
+    }
+
     /// What SQLite's planner does with `sql`: one line per step of `EXPLAIN QUERY PLAN`.
     static func plan(of sql: String, _ bindings: [SQLiteValue], in db: SQLiteConnection) throws -> [String] {
         var steps: [String] = []

@@ -9,23 +9,33 @@ import Testing
 /// commits while the file's size is unchanged, still sees every commit, and maps the file
 /// again once it grew.
 @Suite struct SQLiteVFSTests {
+    /// The two counters a file control of Stash's VFS fills in, or `[]` if it failed.
+    static func counterPair(_ control: (UnsafeMutablePointer<Int64>?) -> Int32) -> [Int64] {
+        var counts: [Int64] = [-1, -1]
+        let rc = counts.withUnsafeMutableBufferPointer { control($0.baseAddress) }
+        return rc == SQLITE_OK ? counts : []
+    }
+
     /// Requests to drop `db`'s map of its database file: passed on to SQLite's own VFS, skipped.
     static func unmapCounts(_ db: SQLiteConnection) -> [Int64] {
-        var counts: [Int64] = [-1, -1]
-        let rc = counts.withUnsafeMutableBufferPointer {
-            sqlite3_file_control(db.handle, "main", STASH_FCNTL_UNMAP_COUNTS, $0.baseAddress)
-        }
-        return rc == SQLITE_OK ? counts : []
+        counterPair { sqlite3_file_control(db.handle, "main", STASH_FCNTL_UNMAP_COUNTS, $0) }
+    }
+
+    /// A new database at `path` in WAL mode with `synchronous = NORMAL` (as the cache's index),
+    /// `pragmas` after those, and a table `t (id, v)`.
+    static func walDatabase(_ path: String, pragmas: String = "") throws -> SQLiteConnection {
+        let db = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+        try db.execute(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \(pragmas)"
+                + " CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL);")
+        return db
     }
 
     @Test func aReaderKeepsItsMapAcrossCommitsAndMapsAgainOnlyWhenTheFileGrows() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("vfs.sqlite").path
-            let writer = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+            let writer = try Self.walDatabase(path)
             defer { writer.close() }
-            try writer.execute(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)"
-            )
             func insert(_ ids: Range<Int>) throws {
                 try writer.execute("BEGIN")
                 for id in ids {
@@ -68,23 +78,17 @@ import Testing
         guard sqlite3_file_control(db.handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
             let file, let control = file.pointee.pMethods?.pointee.xFileControl
         else { return [] }
-        var counts: [Int64] = [-1, -1]
-        let rc = counts.withUnsafeMutableBufferPointer { control(file, STASH_FCNTL_WRITE_COUNTS, $0.baseAddress) }
-        return rc == SQLITE_OK ? counts : []
+        return counterPair { control(file, STASH_FCNTL_WRITE_COUNTS, $0) }
     }
 
     @Test func aTransactionsWALFramesAreWrittenTogetherAndEveryCommitIsComplete() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("wal.sqlite").path
-            let writer = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
-            defer { writer.close() }
             // A small page cache: a large transaction spills frames into the WAL before it
             // commits, and rolling back to a savepoint writes over frames already written.
-            try writer.execute(
-                """
-                PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = 20;
-                CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL); CREATE INDEX t_by_v ON t (v);
-                """)
+            let writer = try Self.walDatabase(path, pragmas: "PRAGMA cache_size = 20;")
+            defer { writer.close() }
+            try writer.execute("CREATE INDEX t_by_v ON t (v)")
             let before = Self.walWriteCounts(writer)
             for id in 0..<100 {
                 try writer.run("INSERT INTO t VALUES (?1, ?2)", [.int(id), .blob(pattern(1500, seed: UInt64(id)))])
@@ -140,11 +144,8 @@ import Testing
     @Test func everyCommittedFrameIsInTheFileWhateverTheTransactionsSize() throws {
         try withTemporaryDirectory { dir in
             let path = dir.appendingPathComponent("sizes.sqlite").path
-            let writer = try SQLiteConnection(path: path, busyTimeout: .seconds(5))
+            let writer = try Self.walDatabase(path)
             defer { writer.close() }
-            try writer.execute(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)"
-            )
             let reader = try SQLiteConnection(path: path, busyTimeout: .seconds(5), createsFile: false)
             defer { reader.close() }
             // Transactions of 1 to 80 pages: some commit frame's page lands just past the gathering
