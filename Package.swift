@@ -59,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StashTestWorker",
-            dependencies: ["Stash"],
+            dependencies: ["Stash", "CSQLite"],
             path: "Tests/StashTestWorker"
         ),
         .testTarget(

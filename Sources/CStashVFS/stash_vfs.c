@@ -305,6 +305,14 @@ static int stashCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *now) {
 }
 
 int stash_vfs_register(void) {
+    // SQLite's memory statistics (on by default) take one process-wide mutex in every
+    // allocation and free, and a hit allocates several times: two threads reading one cache
+    // contended on it (pthread_mutex_lock 8.6 % of their time, perf). Off, 2 threads read
+    // 15-17 % more hits per second, 4 threads 20-27 %, and one thread's hit and store are 5 %
+    // faster (10 000 entries, 3 interleaved rounds). This must come before SQLite initializes
+    // (the first sqlite3_vfs_find below, unless something else in the process used SQLite
+    // first, in which case the call fails and changes nothing).
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     if (sqlite3_vfs_find(STASH_VFS_NAME) != NULL) return SQLITE_OK;
     defaultVFS = sqlite3_vfs_find(NULL);
     // xCurrentTimeInt64 is a version-2 member; every platform's default VFS has it.

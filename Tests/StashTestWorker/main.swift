@@ -8,9 +8,14 @@
 //   StashTestWorker stall-rebuild DIR        open, and stop inside the index rebuild until killed
 //   StashTestWorker read-only DIR            read every entry of an unwritable cache, then try a store
 //   StashTestWorker hit DIR KEY COUNT        read KEY COUNT times (LRU, count limit 4), then close
+//   StashTestWorker memory-statistics DIR [sqlite-first]
+//                                            store and read 100 values (after initializing SQLite
+//                                            itself first, with sqlite-first); report SQLite's
+//                                            memory_used counter
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
+import CSQLite
 import Foundation
 import Stash
 
@@ -223,6 +228,18 @@ case "hit":
         say("ok")
     } catch {
         fail("hit failed: \(error)")
+    }
+
+case "memory-statistics":
+    if arguments.count > 3, arguments[3] == "sqlite-first" { sqlite3_initialize() }
+    do {
+        let cache = try DiskCache(directory: directory)
+        for i in 0..<100 { try cache.store(generate(1000, seed: UInt64(i)), forKey: "key-\(i)") }
+        for i in 0..<100 where try cache.data(forKey: "key-\(i)") == nil { fail("memory-statistics: key-\(i) missed") }
+        say("memory-used \(sqlite3_memory_used())")
+        cache.close()
+    } catch {
+        fail("memory-statistics failed: \(error)")
     }
 
 default:

@@ -9,6 +9,11 @@
 /// Registers the VFS (not as the default); a call after it is registered does nothing. Not
 /// thread-safe: `SQLiteConnection.vfs`, a lazily initialised Swift static, calls it once.
 /// Returns an SQLite result code.
+///
+/// When it is the first use of SQLite in the process, it also turns SQLite's memory
+/// statistics off (`SQLITE_CONFIG_MEMSTATUS`), which otherwise serialise every SQLite
+/// allocation on one mutex: `sqlite3_memory_used()`, `sqlite3_status64()` and the heap limits
+/// then report and enforce nothing, for every SQLite user in the process.
 int stash_vfs_register(void);
 
 /// A file-control opcode (`sqlite3_file_control(db, "main", STASH_FCNTL_UNMAP_COUNTS, counts)`)

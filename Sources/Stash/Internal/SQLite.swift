@@ -38,7 +38,8 @@ final class SQLiteConnection {
     ///
     /// It is SQLite's default VFS, except that a connection keeps its memory map of the
     /// database across other connections' commits while the file's size is unchanged, so that
-    /// a read after a commit does not fault every page in again (see `stash_vfs.c`).
+    /// a read after a commit does not fault every page in again (see `stash_vfs.c`). Registering
+    /// it also turns SQLite's memory statistics off when Stash is the first SQLite user.
     static let vfs: String? = stash_vfs_register() == SQLITE_OK ? STASH_VFS_NAME : nil
 
     /// Opens the database at `path`, creating it unless `createsFile` is false; with `readOnlyURI`,

@@ -168,4 +168,24 @@ import Testing
             #expect(try reader.first("PRAGMA integrity_check") { $0.text(0) } == "ok")
         }
     }
+
+    /// Registering the VFS turns SQLite's memory statistics off, only if SQLite is not in use yet.
+    ///
+    /// Their mutex serialised every allocation of concurrent readers. An SQLite that something
+    /// else initialized first is left as it was. Each case runs in a fresh process, since the
+    /// setting is process-wide and fixed once SQLite initializes.
+    @Test func stashTurnsSQLitesMemoryStatisticsOffOnlyWhenItInitializesSQLite() throws {
+        try withTemporaryDirectory { root in
+            let first = try Worker.run(["memory-statistics", root.appendingPathComponent("first").path])
+            #expect(first.status == 0)
+            #expect(first.output == "memory-used 0\n")
+
+            let second = try Worker.run([
+                "memory-statistics", root.appendingPathComponent("second").path, "sqlite-first",
+            ])
+            #expect(second.status == 0)
+            let used = second.output.split(separator: " ").last.flatMap { Int64($0.dropLast()) }
+            #expect((used ?? 0) > 100_000, "SQLite initialized first keeps counting: \(second.output)")
+        }
+    }
 }
