@@ -203,7 +203,8 @@ extension DiskCache {
             }
             if entry == nil, displaced {
                 entry = try db.first(
-                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE key = ?1", [.blob(key)], map: found)
+                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE key = ?1 AND displaced = 1",
+                    [.blob(key)], map: found)
             }
             guard let entry else { continue }
             let state =

@@ -106,7 +106,9 @@ extension DiskCache {
         try wrapIndexErrors {
             try index.write { db in
                 for victim in victims {
-                    try db.run("DELETE FROM entries WHERE key = ?1 AND pinned = 0", [Self.keyBytes(victim.key)])
+                    if let id = try Self.storedID(forKey: Self.utf8(victim.key), in: db) {
+                        try db.run("DELETE FROM entries WHERE id = ?1 AND pinned = 0", [.integer(id)])
+                    }
                 }
             }
         }

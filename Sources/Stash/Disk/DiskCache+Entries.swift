@@ -8,9 +8,19 @@ extension DiskCache {
     public func removeData(forKey key: String) throws {
         try Self.validate(key: key)
         let keyBytes = Self.utf8(key)
-        let file = try wrapIndexErrors {
-            try index.write { db in
-                try db.first("DELETE FROM entries WHERE key = ?1 RETURNING file", [.blob(keyBytes)]) { $0.text(0) }
+        // The removed row's file (`.some(nil)` for an inline value), or `nil` for no row.
+        let file: String?? = try wrapIndexErrors {
+            try index.write { db -> String?? in
+                let homeID = Self.entryID(forKey: keyBytes)
+                // At the key's own id, or (only while displaced entries exist) through their keys.
+                let atHome = try db.first(
+                    "DELETE FROM entries WHERE id = ?1 AND key = ?2 RETURNING file",
+                    [.integer(homeID), .blob(keyBytes)],
+                    map: { $0.text(0) })
+                guard atHome == nil, try Self.hasDisplacedEntries(db) else { return atHome }
+                return try db.first(
+                    "DELETE FROM entries WHERE key = ?1 AND displaced = 1 RETURNING file", [.blob(keyBytes)],
+                    map: { $0.text(0) })
             }
         }
         accessLog.withLock { $0.forget(keyBytes) }
@@ -74,10 +84,10 @@ extension DiskCache {
         let now = configuration.clock()
         let (found, victims) = try wrapIndexErrors {
             try index.write { db -> (Bool, [Victim]) in
-                let id = try db.first(
-                    "UPDATE entries SET pinned = ?1 WHERE key = ?2 RETURNING id",
-                    [.int(pinned ? 1 : 0), Self.keyBytes(key)]
-                ) { $0.int64(0) }
+                let id = try Self.storedID(forKey: Self.utf8(key), in: db)
+                if let id {
+                    try db.run("UPDATE entries SET pinned = ?1 WHERE id = ?2", [.int(pinned ? 1 : 0), .integer(id)])
+                }
                 if let id {
                     if pinned { try moveInlineValueToFile(entry: id, key: key, in: db) }
                     try writeSidecar(forEntry: id, in: db)
@@ -108,19 +118,19 @@ extension DiskCache {
         let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
         return try wrapIndexErrors {
             try index.write { db in
-                let id = try db.first(
+                guard let id = try Self.storedID(forKey: Self.utf8(key), in: db) else { return false }
+                try db.run(
                     """
                     UPDATE entries SET content_type = ?1, etag = ?2, last_modified = ?3, extra = ?4, expires = ?5,
-                        accessed = ?6 WHERE key = ?7 RETURNING id
+                        accessed = ?6 WHERE id = ?7
                     """,
                     [
                         .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                        .optionalReal(expires), .real(now.timeIntervalSince1970), Self.keyBytes(key),
-                    ]
-                ) { $0.int64(0) }
-                if let id { try writeSidecar(forEntry: id, in: db) }
-                return id != nil
+                        .optionalReal(expires), .real(now.timeIntervalSince1970), .integer(id),
+                    ])
+                try writeSidecar(forEntry: id, in: db)
+                return true
             }
         }
     }
@@ -144,24 +154,26 @@ extension DiskCache {
         }
     }
 
-    /// An asynchronous sequence of every entry's attributes, in the byte order of their keys,
-    /// read from the index in batches so that memory stays bounded however large the cache is.
+    /// An asynchronous sequence of every entry's attributes, in no particular order (that of
+    /// the ids the index derives from the keys), read from the index in batches so that memory
+    /// stays bounded however large the cache is.
     ///
-    /// Each batch starts after the last key of the one before (one lookup in the key index),
-    /// so entries stored or removed meanwhile are seen or not, but none is seen twice.
+    /// Each batch starts after the last id of the one before (one lookup), so entries stored
+    /// or removed meanwhile are seen or not, but none is seen twice. Sort the attributes
+    /// yourself for an order (as `stash list` does).
     ///
     /// - Complexity: O(*N*) over the whole iteration.
     public func entries(batchSize: Int = 512) -> AsyncThrowingStream<Attributes, any Error> {
         let (stream, continuation) = AsyncThrowingStream<Attributes, any Error>.makeStream()
         let task = Task.detached { [self] in
-            var lastKey = Data()
+            var lastID = Int64.min
             do {
                 while !Task.isCancelled {
-                    let batch = try readEntries(after: lastKey, limit: max(1, batchSize))
+                    let batch = try readEntries(after: lastID, limit: max(1, batchSize))
                     if batch.isEmpty { break }
-                    for (key, attributes) in batch {
+                    for (id, attributes) in batch {
                         continuation.yield(attributes)
-                        lastKey = key
+                        lastID = id
                     }
                 }
                 continuation.finish()
@@ -173,16 +185,16 @@ extension DiskCache {
         return stream
     }
 
-    private func readEntries(after lastKey: Data, limit: Int) throws -> [(Data, Attributes)] {
+    private func readEntries(after lastID: Int64, limit: Int) throws -> [(Int64, Attributes)] {
         try wrapIndexErrors {
             try index.read { db in
-                var batch: [(Data, Attributes)] = []
+                var batch: [(Int64, Attributes)] = []
                 try db.query(
                     """
                     SELECT id, key, size, created, accessed, expires, pinned, file, content_type, etag,
                         last_modified, extra
-                    FROM entries WHERE key > ?1 ORDER BY key LIMIT ?2
-                    """, [.blob(lastKey), .int(limit)]
+                    FROM entries WHERE id > ?1 ORDER BY id LIMIT ?2
+                    """, [.integer(lastID), .int(limit)]
                 ) { row in
                     let keyBytes = row.blob(1) ?? Data()
                     let attributes = Attributes(
@@ -195,7 +207,7 @@ extension DiskCache {
                         metadata: Metadata(
                             contentType: row.text(8), etag: row.text(9), lastModified: row.text(10),
                             extra: Self.decodeExtra(row.text(11))))
-                    batch.append((keyBytes, attributes))
+                    batch.append((row.int64(0), attributes))
                 }
                 return batch
             }

@@ -52,13 +52,25 @@ extension DiskCache {
                     try moveValueFile(temporary.path, to: fileName)
                     renamed = true
                 }
-                let old = try db.first(
-                    "SELECT file, pinned, queue, rank, frequency FROM entries WHERE key = ?1", [.blob(keyBytes)]
-                ) {
+                func existing(_ row: SQLiteRow) -> (id: Int64, file: String?, pinned: Bool, state: PolicyState) {
                     (
-                        file: $0.text(0), pinned: $0.int(1) != 0,
-                        state: PolicyState(queue: $0.int(2), rank: $0.int64(3), frequency: $0.int(4))
+                        id: row.int64(1), file: row.text(2), pinned: row.int(3) != 0,
+                        state: PolicyState(queue: row.int(4), rank: row.int64(5), frequency: row.int(6))
                     )
+                }
+                // The row at the key's own id holds this key's entry, another key's (a
+                // collision), or nothing. Otherwise the entry may be a displaced one: its id
+                // was taken when it was stored (and may have been freed since).
+                let homeID = Self.entryID(forKey: keyBytes)
+                let atHome = try db.first(
+                    "SELECT key = ?2, id, file, pinned, queue, rank, frequency FROM entries WHERE id = ?1",
+                    [.integer(homeID), .blob(keyBytes)]
+                ) { (isKeys: $0.int(0) != 0, entry: existing($0)) }
+                var old = atHome?.isKeys == true ? atHome?.entry : nil
+                if old == nil, try Self.hasDisplacedEntries(db) {
+                    old = try db.first(
+                        "SELECT 1, id, file, pinned, queue, rank, frequency FROM entries WHERE key = ?1 AND displaced = 1",
+                        [.blob(keyBytes)], map: existing)
                 }
                 let isPinned = pinned ?? old?.pinned ?? false
                 if isPinned, case .inline(let data) = source {
@@ -75,32 +87,36 @@ extension DiskCache {
                 let state = try policy.insertionState(
                     existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
                 if policy.usesFrequencySketch { noteSketchRequests(1) }
-                let homeID = Self.entryID(forKey: keyBytes)
-                let id = try db.first(
-                    """
-                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra, queue, frequency, id)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,
-                            CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?15) THEN NULL ELSE ?15 END)
-                    ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
-                        checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
-                        expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
-                        queue = excluded.queue, frequency = excluded.frequency,
-                        content_type = excluded.content_type, etag = excluded.etag,
-                        last_modified = excluded.last_modified, extra = excluded.extra
-                    RETURNING id
-                    """,
-                    [
-                        .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
-                        .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
-                        .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
-                        .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                        .int(state.queue), .int(state.frequency), .integer(homeID),
-                    ]
-                ) { $0.int64(0) }!
-                if id != homeID {
-                    // Another key holds this one's id: reads must look through the key index.
-                    try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1")
+                let columns: [SQLiteValue] = [
+                    .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
+                    .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
+                    .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
+                    .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
+                    .int(state.queue), .int(state.frequency),
+                ]
+                let id: Int64
+                if let old {
+                    id = old.id
+                    try db.run(
+                        """
+                        UPDATE entries SET size = ?2, file = ?3, checksum = ?4, created = ?5, accessed = ?5, expires = ?6,
+                            pinned = ?7, rank = ?8, content_type = ?9, etag = ?10, last_modified = ?11, extra = ?12,
+                            queue = ?13, frequency = ?14
+                        WHERE id = ?15
+                        """, columns + [.integer(id)])
+                } else {
+                    // Another key holds this one's id: the entry takes a free one, and reads find
+                    // it through the index of displaced keys.
+                    let isDisplaced = atHome != nil
+                    id = try db.first(
+                        """
+                        INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
+                                             content_type, etag, last_modified, extra, queue, frequency, id, displaced)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                        RETURNING id
+                        """, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)]
+                    ) { $0.int64(0) }!
+                    if isDisplaced { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
                 }
                 if fileName != nil {
                     try writeSidecar(forEntry: id, in: db)

@@ -102,7 +102,8 @@ extension DiskCache {
                 if let direct, let live = direct { return live }
                 guard try Self.hasDisplacedEntries(db) else { return false }
                 return try db.first(
-                    "SELECT key, expires, pinned FROM entries WHERE key = ?1", bindingKey: key, map: isLive) ?? false
+                    "SELECT key, expires, pinned FROM entries WHERE key = ?1 AND displaced = 1", bindingKey: key,
+                    map: isLive) ?? false
             }
         }
     }
@@ -120,11 +121,12 @@ extension DiskCache {
         let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
         return try wrapIndexErrors {
             try index.read { db in
-                try db.first(
+                guard let id = try Self.storedID(forKey: keyBytes, in: db) else { return nil }
+                return try db.first(
                     """
                     SELECT size, created, accessed, expires, pinned, file, content_type, etag, last_modified, extra
-                    FROM entries WHERE key = ?1
-                    """, [.blob(keyBytes)]
+                    FROM entries WHERE id = ?1
+                    """, [.integer(id)]
                 ) { row in
                     let accessed = Date(timeIntervalSince1970: row.double(2))
                     return Attributes(
@@ -163,7 +165,7 @@ extension DiskCache {
                 return try db.first(
                     """
                     SELECT key, id, size, file, checksum, expires, pinned, data FROM items
-                    WHERE id = (SELECT id FROM entries WHERE key = ?1)
+                    WHERE id = (SELECT id FROM entries WHERE key = ?1 AND displaced = 1)
                     """, bindingKey: key, map: Self.storedEntry)
             }
         }
@@ -173,6 +175,22 @@ extension DiskCache {
     /// entry from schema 1): only then must a miss by id be confirmed through the key index.
     static func hasDisplacedEntries(_ db: SQLiteConnection) throws -> Bool {
         try db.first("SELECT displaced FROM totals WHERE id = 1") { $0.int(0) != 0 } ?? true
+    }
+
+    /// The id of the entry stored under `keyBytes`, or `nil` if there is none: its key's own id
+    /// when that row holds the key, otherwise a displaced entry's, found through the index of
+    /// displaced keys (only while the index has any).
+    static func storedID(forKey keyBytes: Data, in db: SQLiteConnection) throws -> Int64? {
+        let homeID = entryID(forKey: keyBytes)
+        if try db.first(
+            "SELECT 1 FROM entries WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)], map: { _ in true })
+            != nil
+        {
+            return homeID
+        }
+        guard try hasDisplacedEntries(db) else { return nil }
+        return try db.first(
+            "SELECT id FROM entries WHERE key = ?1 AND displaced = 1", [.blob(keyBytes)], map: { $0.int64(0) })
     }
 
     /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data FROM items`.

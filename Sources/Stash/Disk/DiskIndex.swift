@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 2
+    static let schemaVersion: Int32 = 3
 
     let root: String
     let databasePath: String
@@ -366,7 +366,10 @@ final class DiskIndex: @unchecked Sendable {
             let current = try db.first("PRAGMA user_version") { Int32($0.int(0)) } ?? 0
             if current == 1 {
                 // Version 1 indexes written before the sketch existed gain its table too.
-                try db.execute(Self.sketchTable + Self.migrationFromVersion1 + Self.schema)
+                try db.execute(
+                    Self.sketchTable + Self.migrationFromVersion1 + Self.migrationFromVersion2 + Self.schema)
+            } else if current == 2 {
+                try db.execute(Self.migrationFromVersion2 + Self.schema)
             } else if current == 0 {
                 try db.execute(Self.schema)
             }

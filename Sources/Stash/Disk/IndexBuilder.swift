@@ -62,35 +62,55 @@ enum IndexBuilder {
         try db.execute(DiskIndex.schema)
         try db.execute("BEGIN IMMEDIATE")
         do {
+            // `entries` has no unique key index (see `DiskIndex.schema`): each key gets one row
+            // here, at its own id unless another key took it.
+            var ids = Set<Int64>()
+            var displaced = 0
+            func insert(_ columns: [SQLiteValue], key keyBytes: Data, _ sql: String) throws -> Int64? {
+                let homeID = DiskCache.entryID(forKey: keyBytes)
+                let isDisplaced = ids.contains(homeID)
+                let id = try db.first(
+                    sql, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)],
+                    map: { $0.int64(0) })
+                if let id { ids.insert(id) }
+                if isDisplaced { displaced += 1 }
+                return id
+            }
+            // For a key found twice (a crash between publishing a replacement and removing the
+            // old file), the newest: the last in creation order.
+            var newest: [Data: Int] = [:]
+            for (position, entry) in found.enumerated() { newest[entry.sidecar.keyBytes!] = position }
             var rank: Int64 = 0
-            for entry in found {
+            for (position, entry) in found.enumerated() where newest[entry.sidecar.keyBytes!] == position {
                 rank += 1
                 let s = entry.sidecar
-                try db.run(
-                    """
-                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra, id)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-                            CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?13) THEN NULL ELSE ?13 END)
-                    ON CONFLICT (key) DO UPDATE SET size = excluded.size, file = excluded.file,
-                        checksum = excluded.checksum, created = excluded.created, accessed = excluded.accessed,
-                        expires = excluded.expires, pinned = excluded.pinned, rank = excluded.rank,
-                        content_type = excluded.content_type, etag = excluded.etag,
-                        last_modified = excluded.last_modified, extra = excluded.extra
-                    """,
+                _ = try insert(
                     [
                         .blob(s.keyBytes!), .int(s.size), .text(entry.file), .integer(Int64(bitPattern: s.checksum)),
                         .real(s.created), .optionalReal(s.expires), .int(s.pinned ? 1 : 0), .integer(rank),
                         .optionalText(s.contentType), .optionalText(s.etag), .optionalText(s.lastModified),
-                        .optionalText(s.extra), .integer(DiskCache.entryID(forKey: s.keyBytes!)),
-                    ])
+                        .optionalText(s.extra),
+                    ], key: s.keyBytes!,
+                    """
+                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
+                                         content_type, etag, last_modified, extra, id, displaced)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id
+                    """)
             }
-            if let old { rank = try salvageInlineEntries(from: old, into: db, rank: rank) }
+            if let old {
+                let keys = Set(newest.keys)
+                rank = try salvageInlineEntries(from: old, into: db, rank: rank) { row, keyBytes, rank in
+                    guard !keys.contains(keyBytes) else { return nil }
+                    return try insert(
+                        row + [.integer(rank)], key: keyBytes,
+                        """
+                        INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
+                                             last_modified, extra, rank, id, displaced)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id
+                        """)
+                }
+            }
             try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(rank)])
-            var displaced = 0
-            try db.query("SELECT id, key FROM entries") { row in
-                if row.int64(0) != DiskCache.entryID(forKey: row.blob(1) ?? Data()) { displaced += 1 }
-            }
             try db.run("UPDATE totals SET displaced = ?1 WHERE id = 1", [.int(displaced)])
             result.recovered = try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } ?? 0
             try db.execute("COMMIT")
@@ -112,9 +132,10 @@ enum IndexBuilder {
     /// Only when it can still be read and passes `quick_check`; anything else in it is
     /// skipped. File-backed entries already came from the
     /// files.
-    private static func salvageInlineEntries(from old: String, into db: SQLiteConnection, rank: Int64) throws
-        -> Int64
-    {
+    private static func salvageInlineEntries(
+        from old: String, into db: SQLiteConnection, rank: Int64,
+        insert: (_ row: [SQLiteValue], _ key: Data, _ rank: Int64) throws -> Int64?
+    ) throws -> Int64 {
         guard access(old, R_OK) == 0,
             let source = try? SQLiteConnection(path: old, busyTimeout: .seconds(1), createsFile: false)
         else { return rank }
@@ -142,19 +163,14 @@ enum IndexBuilder {
             ])
         }
         guard read != nil else { return rank }
+        var seen = Set<Data>()
         for row in rows {
             rank += 1
-            guard case .blob(let keyBytes) = row[0] else { continue }
-            let id = try db.first(
-                """
-                INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
-                                     last_modified, extra, rank, id)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-                        CASE WHEN EXISTS (SELECT 1 FROM entries WHERE id = ?12) THEN NULL ELSE ?12 END)
-                ON CONFLICT (key) DO NOTHING RETURNING id
-                """, Array(row[0..<10]) + [.integer(rank), .integer(DiskCache.entryID(forKey: keyBytes))]
-            ) { $0.int64(0) }
-            if let id { try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), row[10]]) }
+            // A key from the files, or one the old index held twice, keeps its first row.
+            guard case .blob(let keyBytes) = row[0], seen.insert(keyBytes).inserted,
+                let id = try insert(Array(row[0..<10]), keyBytes, rank)
+            else { continue }
+            try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), row[10]])
         }
         return rank
     }

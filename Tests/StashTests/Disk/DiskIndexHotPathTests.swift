@@ -85,7 +85,9 @@ import Testing
             // Move "a" onto the id that "b" hashes to, as a collision would have placed it.
             try cache.index.write { db in
                 try db.run("UPDATE items SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
-                try db.run("UPDATE entries SET id = ?1 WHERE key = ?2", [.integer(idOfB), .blob(Data("a".utf8))])
+                try db.run(
+                    "UPDATE entries SET id = ?1, displaced = 1 WHERE key = ?2",
+                    [.integer(idOfB), .blob(Data("a".utf8))])
                 try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1")  // as a store does
             }
             try cache.store(pattern(400, seed: 2), forKey: "b")  // its id is taken: it gets another
@@ -100,6 +102,94 @@ import Testing
             try cache.removeData(forKey: "a")  // "b"'s own id is free now; "b" is elsewhere
             #expect(try cache.data(forKey: "b") == pattern(400, seed: 2))
             #expect(try cache.data(forKey: "a") == nil)
+            // Storing "b" again replaces its displaced entry rather than adding one at its freed id.
+            try cache.store(pattern(500, seed: 3), forKey: "b")
+            let rowsOfB = try cache.index.read { db in
+                var ids: [Int64] = []
+                try db.query("SELECT id FROM entries WHERE key = ?1", [.blob(Data("b".utf8))]) {
+                    ids.append($0.int64(0))
+                }
+                return ids
+            }
+            #expect(rowsOfB == [idOfStoredB!])
+            #expect(try cache.data(forKey: "b") == pattern(500, seed: 3))
+            #expect(try cache.pin("b"))
+            #expect(try cache.attributes(forKey: "b")?.isPinned == true)
+            #expect(try cache.updateMetadata(DiskCache.Metadata(etag: "\"v3\""), forKey: "b"))
+            #expect(try cache.attributes(forKey: "b")?.metadata.etag == "\"v3\"")
+            try cache.removeData(forKey: "b")
+            #expect(try cache.containsData(forKey: "b") == false)
+            #expect(try cache.index.read { db in try db.first("SELECT count(*) FROM entries") { $0.int(0) } } == 0)
+            #expect(try cache.verify().isHealthy)
+        }
+    }
+
+    @Test func aNewIndexHasNoKeyIndexButTheDisplacedEntriesOne() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            try cache.store(pattern(300, seed: 1), forKey: "a")
+            let indexes = try cache.index.read { db in
+                var names: [String] = []
+                try db.query("SELECT name, \"unique\", partial FROM pragma_index_list('entries') ORDER BY name") {
+                    names.append("\($0.text(0)!) unique=\($0.int(1)) partial=\($0.int(2))")
+                }
+                return names
+            }
+            // A store writes the entry's row, its rank and (for files) its file name: no key index.
+            #expect(
+                indexes == [
+                    "entries_by_expiry unique=0 partial=1", "entries_by_file unique=1 partial=1",
+                    "entries_by_rank unique=0 partial=0", "entries_displaced_keys unique=1 partial=1",
+                ])
+        }
+    }
+
+    @Test func anIndexOfSchemaVersionTwoIsMigratedWithItsKeyIndexAndDisplacedEntries() throws {
+        try withTemporaryDirectory { dir in
+            var cache = try Self.open(dir)
+            try cache.store(pattern(300, seed: 1), forKey: "home")
+            try cache.store(pattern(400, seed: 2), forKey: "moved")
+            cache.close()
+            // Version 2's layout: a unique index of keys, no `displaced` column; "moved" sits away
+            // from its key's id, as a collision would have put it.
+            let raw = try Self.rawIndex(dir)
+            try raw.execute(
+                """
+                BEGIN;
+                DROP INDEX entries_displaced_keys;
+                ALTER TABLE entries DROP COLUMN displaced;
+                CREATE UNIQUE INDEX entries_unique_keys ON entries (key);
+                UPDATE items SET id = 12345 WHERE key = CAST('moved' AS BLOB);
+                UPDATE entries SET id = 12345 WHERE key = CAST('moved' AS BLOB);
+                UPDATE totals SET displaced = 1;
+                PRAGMA user_version = 2;
+                COMMIT;
+                """)
+            raw.close()
+            cache = try Self.open(dir)
+            #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 3)
+            #expect(try cache.data(forKey: "home") == pattern(300, seed: 1))
+            #expect(try cache.data(forKey: "moved") == pattern(400, seed: 2))
+            // Replacing and removing find the displaced entry; a new key lands at its own id.
+            try cache.store(pattern(500, seed: 3), forKey: "moved")
+            #expect(try cache.data(forKey: "moved") == pattern(500, seed: 3))
+            try cache.store(pattern(600, seed: 4), forKey: "new")
+            let ids = try cache.index.read { db in
+                var rows: [String] = []
+                try db.query("SELECT key, id FROM entries ORDER BY key") {
+                    rows.append("\(String(decoding: $0.blob(0)!, as: UTF8.self)) \($0.int64(1))")
+                }
+                return rows
+            }
+            #expect(
+                ids == [
+                    "home \(DiskCache.entryID(forKey: Data("home".utf8)))", "moved 12345",
+                    "new \(DiskCache.entryID(forKey: Data("new".utf8)))",
+                ])
+            try cache.removeData(forKey: "moved")
+            #expect(try cache.data(forKey: "moved") == nil)
+            #expect(try cache.allKeys.sorted() == ["home", "new"])
+            #expect(try cache.verify().isHealthy)
         }
     }
 
@@ -109,11 +199,14 @@ import Testing
             try cache.store(pattern(1000, seed: 1), forKey: "inline")
             try cache.store(pattern(9000, seed: 2), forKey: "file")
             cache.close()
-            // Turn it into version 1's layout: inline bytes in `inline`, no `items`.
+            // Turn it into version 1's layout: inline bytes in `inline`, no `items`, no `displaced`.
             let raw = try Self.rawIndex(dir)
             try raw.execute(
                 """
                 BEGIN;
+                DROP INDEX entries_displaced_keys;
+                ALTER TABLE entries DROP COLUMN displaced;
+                CREATE UNIQUE INDEX entries_key ON entries (key);
                 CREATE TABLE inline (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
                 INSERT INTO inline SELECT id, data FROM items WHERE data IS NOT NULL;
                 DROP TRIGGER entries_item_inserted; DROP TRIGGER entries_item_updated; DROP TRIGGER entries_deleted;
@@ -132,7 +225,7 @@ import Testing
             cache = try Self.open(dir, .init(sizeLimit: .megabytes(50), inlineThreshold: .kibibytes(4)))
             #expect(try cache.data(forKey: "inline") == pattern(1000, seed: 1))
             #expect(try cache.data(forKey: "file") == pattern(9000, seed: 2))
-            #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 2)
+            #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 3)
             // Both kept their version 1 ids, so both are looked up through the key index.
             #expect(try cache.index.read { db in try db.first("SELECT displaced FROM totals") { $0.int(0) } } == 2)
             try cache.removeData(forKey: "inline")  // the new triggers keep `items` in step
