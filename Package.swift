@@ -59,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StashTestWorker",
-            dependencies: ["Stash", "CSQLite"],
+            dependencies: ["Stash", "CSQLite", "CStashVFS"],
             path: "Tests/StashTestWorker"
         ),
         .testTarget(

@@ -69,12 +69,26 @@ static sqlite3_vfs *defaultVFS;
 
 #define REAL(file) (((StashFile *)(file))->real)
 
+/// The crash tests' fault injector (see `stash_vfs_set_flush_hook`); NULL in production.
+static stash_vfs_flush_hook flushHook;
+
+void stash_vfs_set_flush_hook(stash_vfs_flush_hook hook) { flushHook = hook; }
+
 /// Writes the gathered bytes of a WAL file, if any.
 static int stashFlush(StashFile *stash) {
     if (stash->buffer == NULL || stash->pending == 0) return SQLITE_OK;
     int amount = stash->pending;
     stash->pending = 0;
     stash->writesPassed += 1;
+    if (flushHook != NULL) {
+        int allowed = flushHook(STASH_VFS_BEFORE_WAL_WRITE, amount);
+        if (allowed < amount) {
+            int rc = allowed <= 0 ? SQLITE_OK
+                                  : stash->real->pMethods->xWrite(stash->real, stash->buffer, allowed, stash->start);
+            flushHook(STASH_VFS_AFTER_WAL_WRITE, allowed);
+            return rc != SQLITE_OK ? rc : SQLITE_IOERR_WRITE;
+        }
+    }
     return stash->real->pMethods->xWrite(stash->real, stash->buffer, amount, stash->start);
 }
 

@@ -8,6 +8,10 @@
 //   StashTestWorker stall-rebuild DIR        open, and stop inside the index rebuild until killed
 //   StashTestWorker read-only DIR            read every entry of an unwritable cache, then try a store
 //   StashTestWorker hit DIR KEY COUNT        read KEY COUNT times (LRU, count limit 4), then close
+//   StashTestWorker wal-crash DIR SEED FLUSH TEAR
+//                                            store/remove forever, printing each operation before
+//                                            and after; at the FLUSH-th write of gathered WAL frames,
+//                                            write only TEAR (0-1) of them and exit with status 3
 //   StashTestWorker memory-statistics DIR [sqlite-first]
 //                                            store and read 100 values (after initializing SQLite
 //                                            itself first, with sqlite-first); report SQLite's
@@ -16,6 +20,7 @@
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
 import CSQLite
+import CStashVFS
 import Foundation
 import Stash
 
@@ -230,6 +235,39 @@ case "hit":
         fail("hit failed: \(error)")
     }
 
+case "wal-crash":
+    guard arguments.count > 5, let flush = Int(arguments[4]), let tear = Double(arguments[5]) else {
+        fail("usage: wal-crash DIR SEED FLUSH TEAR")
+    }
+    WALCrash.flushesLeft = flush
+    WALCrash.tear = tear
+    stash_vfs_set_flush_hook { event, bytes in
+        if event == STASH_VFS_AFTER_WAL_WRITE { _exit(3) }
+        WALCrash.flushesLeft -= 1
+        guard WALCrash.flushesLeft <= 0 else { return bytes }
+        return Int32(Double(bytes) * WALCrash.tear)
+    }
+    var generator = Generator(state: seed)
+    do {
+        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        while true {
+            let key = "key-\(Int.random(in: 0..<50, using: &generator))"
+            if Int.random(in: 0..<8, using: &generator) == 0 {
+                say("removing \(key)")
+                try cache.removeData(forKey: key)
+                say("removed \(key)")
+            } else {
+                // Up to 20 000 bytes: inline values and files, and never enough to evict.
+                let valueSeed = generator.next()
+                say("storing \(key) \(valueSeed)")
+                try cache.store(generate(Int.random(in: 8...20_000, using: &generator), seed: valueSeed), forKey: key)
+                say("stored \(key) \(valueSeed)")
+            }
+        }
+    } catch {
+        fail("wal-crash: an operation failed before the crash point: \(error)")
+    }
+
 case "memory-statistics":
     if arguments.count > 3, arguments[3] == "sqlite-first" { sqlite3_initialize() }
     do {
@@ -249,4 +287,10 @@ default:
 /// FNV-1a, 64 bits: a stable fingerprint of a value that the parent recomputes.
 func fnv1a(_ data: Data) -> UInt64 {
     data.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+}
+
+/// The `wal-crash` mode's state, read by the VFS's hook (a C function pointer cannot capture).
+enum WALCrash {
+    nonisolated(unsafe) static var flushesLeft = 0
+    nonisolated(unsafe) static var tear = 0.0
 }

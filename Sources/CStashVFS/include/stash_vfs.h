@@ -28,4 +28,16 @@ int stash_vfs_register(void);
 /// SQLite made and the ones passed on to the default VFS after gathering. For tests.
 #define STASH_FCNTL_WRITE_COUNTS 0x5355
 
+/// For crash tests only: a function the VFS calls when it is about to write a WAL file's
+/// gathered bytes (`event` `STASH_VFS_BEFORE_WAL_WRITE`, `bytes` gathered, at a commit or when
+/// its buffer is full). It returns how many of them to write: all of them to go on. If it
+/// returns fewer, the VFS writes only those, calls it again (`STASH_VFS_AFTER_WAL_WRITE`, the
+/// bytes written; the hook may end the process there, as a crash at that point would) and
+/// reports the write as failed. NULL, the default, calls nothing. Set it before any database
+/// is opened; not thread-safe.
+typedef int (*stash_vfs_flush_hook)(int event, int bytes);
+#define STASH_VFS_BEFORE_WAL_WRITE 1
+#define STASH_VFS_AFTER_WAL_WRITE 2
+void stash_vfs_set_flush_hook(stash_vfs_flush_hook hook);
+
 #endif
