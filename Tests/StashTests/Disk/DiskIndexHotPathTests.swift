@@ -19,6 +19,23 @@ import Testing
             createsFile: false)
     }
 
+    /// Runs `sql` on the closed cache's index in one transaction, as an older Stash or damage
+    /// would have left it.
+    static func rewrite(_ dir: URL, _ sql: String) throws {
+        let raw = try rawIndex(dir)
+        defer { raw.close() }
+        try raw.execute("BEGIN;\n\(sql)\nCOMMIT;")
+    }
+
+    /// Every row `sql` returns from `cache`'s index, mapped.
+    static func rows<T>(of cache: DiskCache, _ sql: String, _ map: (SQLiteRow) -> T) throws -> [T] {
+        try cache.index.read { db in
+            var rows: [T] = []
+            try db.query(sql) { rows.append(map($0)) }
+            return rows
+        }
+    }
+
     @Test func aBurstOfHitsRunsInOneReadTransaction() throws {
         try withTemporaryDirectory { dir in
             // No background write of the hits during the loop: it would be a commit.
@@ -104,12 +121,8 @@ import Testing
             #expect(try cache.data(forKey: "a") == nil)
             // Storing "b" again replaces its displaced entry rather than adding one at its freed id.
             try cache.store(pattern(500, seed: 3), forKey: "b")
-            let rowsOfB = try cache.index.read { db in
-                var ids: [Int64] = []
-                try db.query("SELECT id FROM entries WHERE key = ?1", [.blob(Data("b".utf8))]) {
-                    ids.append($0.int64(0))
-                }
-                return ids
+            let rowsOfB = try Self.rows(of: cache, "SELECT id FROM entries WHERE key = CAST('b' AS BLOB)") {
+                $0.int64(0)
             }
             #expect(rowsOfB == [idOfStoredB!])
             #expect(try cache.data(forKey: "b") == pattern(500, seed: 3))
@@ -128,13 +141,9 @@ import Testing
         try withTemporaryDirectory { dir in
             let cache = try Self.open(dir)
             try cache.store(pattern(300, seed: 1), forKey: "a")
-            let indexes = try cache.index.read { db in
-                var names: [String] = []
-                try db.query("SELECT name, \"unique\", partial FROM pragma_index_list('entries') ORDER BY name") {
-                    names.append("\($0.text(0)!) unique=\($0.int(1)) partial=\($0.int(2))")
-                }
-                return names
-            }
+            let indexes = try Self.rows(
+                of: cache, "SELECT name, \"unique\", partial FROM pragma_index_list('entries') ORDER BY name"
+            ) { "\($0.text(0)!) unique=\($0.int(1)) partial=\($0.int(2))" }
             // A store writes the entry's row, its rank and (for files) its file name: no key index.
             #expect(
                 indexes == [
@@ -144,6 +153,14 @@ import Testing
         }
     }
 
+    /// Turns a version 3 `entries` table into versions 1 and 2's: a unique index of keys, no
+    /// `displaced` column.
+    static let entriesOfVersionTwo = """
+        DROP INDEX entries_displaced_keys;
+        ALTER TABLE entries DROP COLUMN displaced;
+        CREATE UNIQUE INDEX entries_unique_keys ON entries (key);
+        """
+
     @Test func anIndexOfSchemaVersionTwoIsMigratedWithItsKeyIndexAndDisplacedEntries() throws {
         try withTemporaryDirectory { dir in
             var cache = try Self.open(dir)
@@ -152,20 +169,15 @@ import Testing
             cache.close()
             // Version 2's layout: a unique index of keys, no `displaced` column; "moved" sits away
             // from its key's id, as a collision would have put it.
-            let raw = try Self.rawIndex(dir)
-            try raw.execute(
+            try Self.rewrite(
+                dir,
                 """
-                BEGIN;
-                DROP INDEX entries_displaced_keys;
-                ALTER TABLE entries DROP COLUMN displaced;
-                CREATE UNIQUE INDEX entries_unique_keys ON entries (key);
+                \(Self.entriesOfVersionTwo)
                 UPDATE items SET id = 12345 WHERE key = CAST('moved' AS BLOB);
                 UPDATE entries SET id = 12345 WHERE key = CAST('moved' AS BLOB);
                 UPDATE totals SET displaced = 1;
                 PRAGMA user_version = 2;
-                COMMIT;
                 """)
-            raw.close()
             cache = try Self.open(dir)
             #expect(try cache.index.read { db in try db.first("PRAGMA user_version") { $0.int(0) } } == 3)
             #expect(try cache.data(forKey: "home") == pattern(300, seed: 1))
@@ -174,12 +186,8 @@ import Testing
             try cache.store(pattern(500, seed: 3), forKey: "moved")
             #expect(try cache.data(forKey: "moved") == pattern(500, seed: 3))
             try cache.store(pattern(600, seed: 4), forKey: "new")
-            let ids = try cache.index.read { db in
-                var rows: [String] = []
-                try db.query("SELECT key, id FROM entries ORDER BY key") {
-                    rows.append("\(String(decoding: $0.blob(0)!, as: UTF8.self)) \($0.int64(1))")
-                }
-                return rows
+            let ids = try Self.rows(of: cache, "SELECT key, id FROM entries ORDER BY key") {
+                "\(String(decoding: $0.blob(0)!, as: UTF8.self)) \($0.int64(1))"
             }
             #expect(
                 ids == [
@@ -200,13 +208,10 @@ import Testing
             try cache.store(pattern(9000, seed: 2), forKey: "file")
             cache.close()
             // Turn it into version 1's layout: inline bytes in `inline`, no `items`, no `displaced`.
-            let raw = try Self.rawIndex(dir)
-            try raw.execute(
+            try Self.rewrite(
+                dir,
                 """
-                BEGIN;
-                DROP INDEX entries_displaced_keys;
-                ALTER TABLE entries DROP COLUMN displaced;
-                CREATE UNIQUE INDEX entries_key ON entries (key);
+                \(Self.entriesOfVersionTwo)
                 CREATE TABLE inline (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
                 INSERT INTO inline SELECT id, data FROM items WHERE data IS NOT NULL;
                 DROP TRIGGER entries_item_inserted; DROP TRIGGER entries_item_updated; DROP TRIGGER entries_deleted;
@@ -219,9 +224,7 @@ import Testing
                 UPDATE entries SET id = id / 2;
                 UPDATE inline SET id = id / 2;
                 PRAGMA user_version = 1;
-                COMMIT;
                 """)
-            raw.close()
             cache = try Self.open(dir, .init(sizeLimit: .megabytes(50), inlineThreshold: .kibibytes(4)))
             #expect(try cache.data(forKey: "inline") == pattern(1000, seed: 1))
             #expect(try cache.data(forKey: "file") == pattern(9000, seed: 2))
