@@ -241,7 +241,7 @@ import Testing
             for key in ["a", "b", "c", "d"] { try cache.store(Data(key.utf8), forKey: key) }
             let readers = try ["a", "b"].map { key in try Worker.start(["hit", dir.path, key, "3"]) }
             for (process, output) in readers {
-                let printed = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+                let printed = String(decoding: Worker.readToEnd(output), as: UTF8.self)
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0)
                 #expect(printed == "ok\n")

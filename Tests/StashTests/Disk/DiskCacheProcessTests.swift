@@ -106,7 +106,7 @@ import Testing
             let second = try Worker.start(["mixed", dir.path, "22", "3000"])
             var outputs: [String] = []
             for (process, handle) in [first, second] {
-                let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+                let text = String(decoding: Worker.readToEnd(handle), as: UTF8.self)
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0, "\(text)")
                 #expect(text.contains("corrupt=0"), "\(text)")
@@ -133,7 +133,7 @@ import Testing
             let start = String(Date().timeIntervalSince1970 + 0.5)
             let workers = try (0..<2).map { _ in try Worker.start(["open-rounds", parent.path, "40", start]) }
             for (process, handle) in workers {
-                let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+                let text = String(decoding: Worker.readToEnd(handle), as: UTF8.self)
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0, "\(text)")
                 #expect(text == "ok\n", "\(text)")

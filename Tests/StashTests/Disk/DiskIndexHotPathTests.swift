@@ -94,6 +94,47 @@ import Testing
         }
     }
 
+    /// Readers kept for other threads (each thread has a slot of its own) let a checkpoint
+    /// finish once released, and closing the cache closes them.
+    @Test func readersKeptForOtherThreadsAreReleasedAndClosedWithTheCache() throws {
+        try withTemporaryDirectory { dir in
+            let reader = try Self.open(dir)
+            reader.index.snapshotIdleRelease = 3600  // released by hand below
+            let writer = try Self.open(dir)
+            try writer.store(pattern(500, seed: 1), forKey: "a")
+            let finished = DispatchGroup()
+            let hits = LockedValue(0)
+            for _ in 0..<4 {
+                finished.enter()
+                Thread {
+                    if (try? reader.data(forKey: "a")) == pattern(500, seed: 1) { hits.withLock { $0 += 1 } }
+                    finished.leave()
+                }.start()
+            }
+            finished.wait()
+            #expect(hits.withLock { $0 } == 4)
+            for i in 0..<20 { try writer.store(pattern(500, seed: UInt64(i)), forKey: "b\(i)") }
+            let raw = try Self.rawIndex(dir, busyTimeout: .milliseconds(100))
+            #expect(try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } == 1)
+            reader.index.releaseIdleSnapshots()
+            #expect(try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } == 0)
+            raw.close()
+            writer.close()
+            // What is left open on the index is the reader's: one connection per thread that
+            // read, or fewer where threads shared a slot or the pool.
+            let index = DiskIndex.databasePath(inRoot: dir.standardizedFileURL.path)
+            func openDescriptors() -> Int {
+                let links = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return links.filter {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == index
+                }.count
+            }
+            #expect(openDescriptors() >= 1)
+            reader.close()
+            #expect(openDescriptors() == 0)
+        }
+    }
+
     @Test func anEntryNotUnderItsKeysIdIsFoundThroughTheKeyIndex() throws {
         try withTemporaryDirectory { dir in
             let cache = try Self.open(dir)
