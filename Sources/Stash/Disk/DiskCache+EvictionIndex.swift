@@ -15,6 +15,8 @@ extension DiskCache {
         private(set) var victims: [Victim] = []
         /// Where the candidates read so far are; the key stays bytes until its entry is evicted.
         private var located: [Int64: (key: Data, file: String?)] = [:]
+        /// The queue each entry read by `entries(inQueue:…)` is in, as this transaction left it.
+        private var queues: [Int64: Int] = [:]
         private(set) var incoming: PolicyEntry?
         private var isSketchSynchronized = false
         private var rankBlock = 1
@@ -96,6 +98,7 @@ extension DiskCache {
                 found.append((row.int64(0), keyBytes, row.text(5)))
             }
             for (id, key, file) in found { located[id] = (key, file) }
+            for entry in batch { queues[entry.id] = queue }
             return batch
         }
 
@@ -110,9 +113,18 @@ extension DiskCache {
         }
 
         mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {
+            if queues[id] == state.queue {
+                // A second chance stays in its queue: without `queue` in the SET list the
+                // totals trigger (UPDATE OF size, pinned, queue) does not fire.
+                try db.run(
+                    "UPDATE entries SET rank = ?1, frequency = ?2 WHERE id = ?3",
+                    [.integer(state.rank), .int(state.frequency), .integer(id)])
+                return
+            }
             try db.run(
                 "UPDATE entries SET queue = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
                 [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(id)])
+            queues[id] = state.queue
         }
 
         mutating func evict(_ entry: PolicyEntry) throws {
