@@ -52,15 +52,21 @@ final class DiskIndex: @unchecked Sendable {
         var lastCheckIn: UInt64 = 0
     }
 
-    /// Eight slots: more than the threads that read at once on most machines; a thread that
-    /// shares a slot still has the pool.
+    /// Eight slots (`callersSlot` takes 3 bits): more than the threads that read at once on
+    /// most machines; a thread that shares a slot still has the pool.
     private let slots = (0..<8).map { _ in LockedValue(ReaderSlot()) }
 
-    /// The slot of the calling thread.
+    /// The slot of the calling thread, taken once per read.
+    ///
+    /// Its thread handle, mixed (Fibonacci hashing), so that handles a fixed stride apart
+    /// spread over the slots.
     private var callersSlot: LockedValue<ReaderSlot> {
-        var hasher = Hasher()
-        hasher.combine(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))
-        return slots[Int(UInt(bitPattern: hasher.finalize()) % UInt(slots.count))]
+        #if canImport(Darwin)
+            let thread = UInt64(UInt(bitPattern: pthread_self()))
+        #else
+            let thread = UInt64(pthread_self())
+        #endif
+        return slots[Int((thread &* 0x9E37_79B9_7F4A_7C15) >> 61)]  // the top 3 bits: 8 slots
     }
 
     /// Where the index of the cache rooted at `root` lives.
@@ -138,8 +144,9 @@ final class DiskIndex: @unchecked Sendable {
     /// finished before the call (kept open between calls while no commit happens, see
     /// `WALHeader`).
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let (connection, generation) = try checkOutReader()
-        defer { checkIn(connection, generation: generation) }
+        let slot = callersSlot
+        let (connection, generation) = try checkOutReader(from: slot)
+        defer { checkIn(connection, generation: generation, to: slot) }
         do {
             if let header = connection.currentWALHeader(), try connection.refreshSnapshot(to: header) {
                 snapshotStarts.withLock { $0 += 1 }
@@ -198,8 +205,8 @@ final class DiskIndex: @unchecked Sendable {
 
     // MARK: - Connections
 
-    private func checkOutReader() throws -> (SQLiteConnection, Int) {
-        let held = callersSlot.withLock { slot in slot.connection.take().map { ($0, slot.generation) } }
+    private func checkOutReader(from slot: LockedValue<ReaderSlot>) throws -> (SQLiteConnection, Int) {
+        let held = slot.withLock { slot in slot.connection.take().map { ($0, slot.generation) } }
         if let held { return held }
         let (reused, generation) = readers.withLock { pool in (pool.idle.popLast(), pool.generation) }
         if let reused { return (reused, generation) }
@@ -221,8 +228,7 @@ final class DiskIndex: @unchecked Sendable {
         return (connection, generation)
     }
 
-    private func checkIn(_ connection: SQLiteConnection, generation: Int) {
-        let slot = callersSlot
+    private func checkIn(_ connection: SQLiteConnection, generation: Int, to slot: LockedValue<ReaderSlot>) {
         let (kept, schedulesRelease) = slot.withLock { slot -> (Bool, Bool) in
             guard slot.connection == nil, slot.generation == generation else { return (false, false) }
             slot.connection = connection
@@ -402,7 +408,7 @@ final class DiskIndex: @unchecked Sendable {
         let synchronous = durability == .durable ? "FULL" : "NORMAL"
         // The writer maps the whole index too (up to SQLite's 2 GiB ceiling): with 64 MiB
         // mapped, a store into a cache of 100 000 small entries read a third of its pages
-        // through pread(2) (perf), and the write path's B-tree descents (key index, items, rank
+        // through pread(2) (perf), and the write path's B-tree descents (entries, items, rank
         // index) touch pages all over the file. Pages come from the map, so the page cache only
         // keeps pages the writer changed, and it is kept small (2 MiB): when a leaf split
         // reorders its new pages, SQLite parks one under a page number past the end of the file,
