@@ -42,9 +42,8 @@ final class DiskIndex: @unchecked Sendable {
     /// threads reading at once queued on it: two threads reading a freshly filled cache read
     /// 470k-510k hits/s together, about what one thread reads alone. A thread now takes the
     /// reader of its own slot, which no other thread touches unless two hash alike (then one
-    /// of them uses the pool): 690k-700k with no lock at all (a probe, 4 runs each), about
-    /// what these uncontended locks give. The pool's generation and release rules apply to
-    /// slots too.
+    /// of them uses the pool): 1.13M-1.25M (a probe, 3 runs). The pool's generation and
+    /// release rules apply to slots too.
     private struct ReaderSlot {
         var connection: SQLiteConnection?
         var generation = 0
