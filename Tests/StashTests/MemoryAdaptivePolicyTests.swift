@@ -273,4 +273,36 @@ import Testing
         #expect(judged >= 90, "judged \(judged)")
         #expect(outcomes == [:])
     }
+
+    /// A newcomer alone larger than the window competes for its room.
+    ///
+    /// Cost 60 in a cost-100 cache whose window is 50: it has no window entry to make its room: it competes with the main queue's CLOCK victims
+    /// like any candidate, per unit of cost, and is not kept when it loses. Stored again and
+    /// again, its requests add up until it wins. Judged by the sketch's own estimates (the
+    /// sketch hashes keys with a per-process seed, and collisions only raise estimates).
+    @Test func aNewcomerLargerThanTheWindowMustOutweighItsVictims() {
+        let evicted = LockedValue<[String]>([])
+        let cache = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 1, policy: .adaptive)
+        cache.onEviction = { key, _, _ in evicted.withLock { $0.append(key) } }
+        for i in 0..<5 { cache.setValue(i, forKey: "m\(i)", cost: 10) }
+        func estimate(_ key: String) -> Int {
+            let fingerprint = UInt32(truncatingIfNeeded: key.hashValue)
+            return cache.state.withLock { $0.storage.admission.estimate(fingerprint) }
+        }
+        var stores = 0
+        while !cache.containsValue(forKey: "big"), stores < 16 {
+            let before = evicted.withLock { $0 }
+            cache.setValue(99, forKey: "big", cost: 60)
+            stores += 1
+            // Its victim would be "m0" (the main queue's oldest, unread): 10 of cost.
+            let wins = EvictionPolicy.exceedsPerUnit(estimate("big"), 60, estimate("m0"), 10)
+            #expect(cache.containsValue(forKey: "big") == wins, "store \(stores)")
+            #expect(evicted.withLock { Array($0.dropFirst(before.count)) } == [wins ? "m0" : "big"])
+            #expect(cache.storageInvariantViolation == nil)
+        }
+        #expect(stores > 1)
+        #expect(cache.value(forKey: "big") == 99)
+        #expect(cache.totalCost == 100)
+        for i in 1..<5 { #expect(cache.value(forKey: "m\(i)") == i) }
+    }
 }

@@ -36,14 +36,22 @@ extension DiskCache {
                     ($0.int(0), $0.int(1))
                 } ?? (0, 0)
             if let protected {
-                self.incoming = try db.first(
-                    "SELECT size, queue, rank, frequency, key FROM entries WHERE id = ?1 AND pinned = 0",
+                let found = try db.first(
+                    "SELECT size, queue, rank, frequency, key, file FROM entries WHERE id = ?1 AND pinned = 0",
                     [.integer(protected)]
                 ) { row in
-                    PolicyEntry(
+                    let key = row.blob(4) ?? Data()
+                    let entry = PolicyEntry(
                         id: protected, size: row.int(0),
                         state: PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)),
-                        fingerprint: DiskCache.fingerprint(row.blob(4) ?? Data()))
+                        fingerprint: DiskCache.fingerprint(key))
+                    return (entry, key, row.text(5))
+                }
+                // The adaptive policy may evict it when it loses its contest for room.
+                if let (entry, key, file) = found {
+                    self.incoming = entry
+                    located[protected] = (key, file)
+                    queues[protected] = entry.state.queue
                 }
             }
         }

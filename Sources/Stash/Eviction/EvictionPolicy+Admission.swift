@@ -132,6 +132,7 @@ extension EvictionPolicy {
             of: &index, targetSize: targetSize, targetCount: targetCount, capacity: capacity, widensSketch: true)
         var freeMoves = 0
         var chances = Self.maximumSecondChances
+        var isIncomingDecided = false
         while !Self.isSatisfied(index, targetSize, targetCount) {
             let main = try index.queueTotals(Self.mainQueue)
             // Two queues hold every unpinned entry, so the window is what the main queue is not.
@@ -147,6 +148,22 @@ extension EvictionPolicy {
                 if try admitOrEvict(candidate, main: main, mainLimit: bounds.main, freeRoom: hasFreeRoom, in: &index) {
                     freeMoves += 1
                 }
+                continue
+            }
+            if kind == .adaptive, !isIncomingDecided, let incoming = index.incoming,
+                incoming.state.queue == Self.smallQueue, main.count > 0,
+                window.size > bounds.window.size || window.count > bounds.window.count
+            {
+                // The window holds nothing but the entry being written, and that alone is more
+                // than the window's share: its room must come from the main queue, so it
+                // competes with the victims that would give it, as any candidate does.
+                isIncomingDecided = true
+                let others = (size: window.size - incoming.size, count: window.count - 1)
+                let limit = (
+                    size: targetSize == .max ? Int.max : targetSize - others.size,
+                    count: targetCount == .max ? Int.max : targetCount - others.count
+                )
+                _ = try admitOrEvict(incoming, main: main, mainLimit: limit, freeRoom: true, in: &index)
                 continue
             }
             if try evictFromMainQueue(of: &index) { continue }

@@ -72,7 +72,10 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// reached the window's oldest end goes round again) that still keeps what the sketch says
     /// is popular. A window entry joins the main queue only if it was requested more often per
     /// byte than the entries it displaces, together, so that a small cache does not fill up
-    /// with a few large entries. Its
+    /// with a few large entries. So does the entry being written when it alone is more than
+    /// the window (no other window entry can give way for it): if it loses, it is evicted at
+    /// once, as W-TinyLFU turns a newcomer away, and the entries it would have displaced stay.
+    /// Its
     /// state (the share, the step, the last sampled hit rate) is persisted with the frequency
     /// sketch, shared by the processes that open the cache as the sketch is, and changes only
     /// at writes, so batched hits change no decision. See `Benchmarks/POLICIES.md`.

@@ -52,6 +52,21 @@ extension MemoryCache {
         @usableFromInline
         var pendingCost = 0
 
+        /// The slot of the entry being stored (filled, not linked) while eviction makes room
+        /// for it; `Storage.none` otherwise.
+        @usableFromInline
+        var pendingSlot = MemoryCache.Storage.none
+
+        /// What the contest of an entry being stored that is alone more than the window's share
+        /// decided: nothing yet, into the main queue, or not kept.
+        @usableFromInline
+        enum Verdict {
+            case undecided, admitted, rejected
+        }
+
+        @usableFromInline
+        var pendingVerdict = Verdict.undecided
+
         /// How often `fingerprint` was requested lately, as the sketch estimates it.
         @usableFromInline
         func estimate(_ fingerprint: UInt32) -> Int {
@@ -100,6 +115,23 @@ extension MemoryCache.State {
             let pending = storage.count - small.count - storage.main.count
             let isOverShare =
                 small.cost + storage.admission.pendingCost > windowCost || small.count + pending > windowCount
+            let pendingSlot = storage.admission.pendingSlot
+            if small.tail == none, isOverShare, pendingSlot != none, storage.main.tail != none,
+                storage.admission.pendingVerdict == .undecided
+            {
+                // The window holds nothing but the entry being stored, and that alone is more
+                // than its share: its room must come from the main queue, so it competes with
+                // the victims that would give it, as any candidate does (as on disk).
+                guard let victims = clockVictims(makingRoomFor: pendingSlot, within: (cost, count)),
+                    outweighs(pendingSlot, victims)
+                else {
+                    storage.admission.pendingVerdict = .rejected
+                    return nil
+                }
+                storage.admission.pendingVerdict = .admitted
+                storage.admission.condemned = victims.count - 1
+                return storage.main.tail
+            }
             guard small.tail != none && (isOverShare || storage.main.tail == none) else {
                 return nextClockVictim() ?? (small.tail == none ? nil : small.tail)
             }

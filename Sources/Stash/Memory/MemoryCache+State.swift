@@ -116,9 +116,18 @@ extension MemoryCache {
                 // The policies are defined as making room before they insert: the newcomer
                 // stays unlinked until then, so that it can never be its own victim.
                 let isIntoSmallQueue = admitsToSmallQueue(key, slot: slot)
+                storage.admission.pendingSlot = slot
                 evict(toCost: costLimit, count: countLimit, reserving: cost, reason: .limit, evictions: &evictions)
-                storage.link(slot, intoSmallQueue: isIntoSmallQueue)
-                if policy.kind == .adaptive {
+                let verdict = storage.admission.pendingVerdict
+                storage.admission.pendingSlot = MemoryCache.Storage.none
+                storage.admission.pendingVerdict = .undecided
+                // An adaptive newcomer larger than the window that won its contest goes straight
+                // to the main queue, whose victims made its room; one that lost is not kept.
+                storage.link(slot, intoSmallQueue: isIntoSmallQueue && verdict != .admitted)
+                if verdict == .rejected {
+                    evictions.append(storage.remove(at: slot), reason: .limit)
+                    statistics.evictions += 1
+                } else if policy.kind == .adaptive {
                     balanceAdaptiveWindow(toCost: costLimit, count: countLimit, sparing: slot)
                 }
             } else {

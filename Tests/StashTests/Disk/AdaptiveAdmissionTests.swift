@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Stash
@@ -70,5 +71,98 @@ import Testing
         #expect(!EvictionPolicy.exceedsPerUnit(15, Int.max, 15, Int.max))
         #expect(EvictionPolicy.exceedsPerUnit(15, Int.max - 1, 15, Int.max))
         #expect(!EvictionPolicy.exceedsPerUnit(0, 1, 0, Int.max))
+    }
+
+    /// A 100-byte cache at the starting share (a window of 50 bytes) whose main queue holds five
+    /// unread 10-byte entries requested once each, and whose window holds nothing but the entry
+    /// being written, "big" (60 bytes, requested `requests` times): alone more than the window.
+    private func indexWithALargeNewcomer(requests: Int) throws -> (index: InMemoryEvictionIndex, ids: [String: Int64]) {
+        var index = InMemoryEvictionIndex()
+        var ids: [String: Int64] = [:]
+        func add(_ key: String, size: Int, queue: Int, requests: Int) throws {
+            let id = Int64(ids.count + 1)
+            ids[key] = id
+            let fingerprint = DiskCache.fingerprint(Array(key.utf8))
+            try index.withFrequencySketch { $0.add(fingerprint, count: requests) }
+            let state = PolicyState(queue: queue, rank: try index.nextRank(), frequency: 0)
+            index.upsert(id: id, size: size, state: state, fingerprint: fingerprint)
+        }
+        for i in 0..<5 { try add("m\(i)", size: 10, queue: EvictionPolicy.mainQueue, requests: 1) }
+        try add("big", size: 60, queue: EvictionPolicy.smallQueue, requests: requests)
+        index.protected = ids["big"]
+        return (index, ids)
+    }
+
+    /// The entry being written, alone larger than the window, competes for its room.
+    ///
+    /// No other window entry can make its room, so it competes with the main queue's victims
+    /// like any candidate. Requested once
+    /// against "m0"'s once (1 per 60 bytes against 1 per 10) it loses and is evicted itself, and
+    /// the main queue keeps all five. Before, it was kept and "m0" went without a contest.
+    @Test func aNewcomerLargerThanTheWindowMustOutweighItsVictims() throws {
+        var (index, ids) = try indexWithALargeNewcomer(requests: 1)
+
+        try EvictionPolicy.adaptive.evict(from: &index, targetSize: 100, targetCount: .max, capacity: 100)
+
+        #expect(index.evicted == [ids["big"]!])
+        #expect(index.evictable.size == 50)
+        // TinyLFU keeps every entry through its own write (its window is never that small
+        // unless the entry is larger than a tenth of the cache): "m0" goes.
+        var (tiny, tinyIDs) = try indexWithALargeNewcomer(requests: 1)
+        try EvictionPolicy.tinyLFU.evict(from: &tiny, targetSize: 100, targetCount: .max, capacity: 100)
+        #expect(tiny.evicted == [tinyIDs["m0"]!])
+    }
+
+    /// Requested 7 times (7 per 60 bytes against 1 per 10), the newcomer wins: its victim goes
+    /// and it joins the main queue, whose room it took.
+    @Test func aNewcomerLargerThanTheWindowThatOutweighsItsVictimsJoinsTheMainQueue() throws {
+        var (index, ids) = try indexWithALargeNewcomer(requests: 7)
+
+        try EvictionPolicy.adaptive.evict(from: &index, targetSize: 100, targetCount: .max, capacity: 100)
+
+        #expect(index.evicted == [ids["m0"]!])
+        #expect(index.stored[ids["big"]!]?.state.queue == EvictionPolicy.mainQueue)
+        #expect(index.evictable.size == 100)
+    }
+
+    /// The same through a real `DiskCache`.
+    ///
+    /// The store returns, but the value is not kept (its file is removed and its eviction
+    /// reported); the entries it would have displaced stay. Stored again and again, its requests add up until it wins its room.
+    @Test func aDiskCacheTurnsAwayALargeNewcomerUntilItIsRequestedEnough() throws {
+        try withTemporaryDirectory { dir in
+            let evicted = LockedValue<[String]>([])
+            let cache = try DiskCache(
+                directory: dir,
+                configuration: .init(
+                    sizeLimit: .bytes(100_000), lowWaterMark: 1.0,
+                    onEviction: { event in evicted.withLock { $0.append(event.key) } }))
+            for i in 0..<5 { try cache.store(pattern(10_000, seed: UInt64(i)), forKey: "m\(i)") }
+
+            try cache.store(pattern(60_000, seed: 9), forKey: "big")
+
+            #expect(try !cache.containsData(forKey: "big"))
+            #expect(evicted.withLock { $0 } == ["big"])
+            for i in 0..<5 { #expect(try cache.data(forKey: "m\(i)") == pattern(10_000, seed: UInt64(i))) }
+            #expect(try valueFiles(in: dir).isEmpty)  // the small ones are inline
+            #expect(try cache.verify().isHealthy)
+
+            var stores = 1
+            while try !cache.containsData(forKey: "big"), stores < 16 {
+                try cache.store(pattern(60_000, seed: 9), forKey: "big")
+                stores += 1
+            }
+            #expect(try cache.data(forKey: "big") == pattern(60_000, seed: 9))
+            #expect(stores > 2, "the five were each read once above: one store more cannot outweigh them")
+            #expect(try cache.totalSize.bytes <= 100_000)
+            #expect(try valueFiles(in: dir).count == 1)
+            #expect(try cache.verify().isHealthy)
+        }
+    }
+
+    private func valueFiles(in dir: URL) throws -> [String] {
+        let data = dir.appendingPathComponent("data").path
+        guard let walker = FileManager.default.enumerator(atPath: data) else { return [] }
+        return walker.compactMap { $0 as? String }.filter { !$0.hasSuffix(".meta") && $0.count > 4 }
     }
 }

@@ -14,10 +14,12 @@ import Testing
 @Suite struct BadInputTests {
     /// A cache holding a pinned and a file-backed entry, which every case checks afterwards.
     private func withSentinels(
-        sizeLimit: ByteCount = .megabytes(1), _ body: (DiskCache, URL) throws -> Void
+        sizeLimit: ByteCount = .megabytes(1), evictionPolicy: EvictionPolicy = .adaptive,
+        _ body: (DiskCache, URL) throws -> Void
     ) throws {
         try withTemporaryDirectory { dir in
-            let cache = try DiskCache(directory: dir, sizeLimit: sizeLimit)
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(sizeLimit: sizeLimit, evictionPolicy: evictionPolicy))
             try cache.store(pattern(1000, seed: 1), forKey: "sentinel-pinned", pinned: true)
             try cache.store(pattern(40_000, seed: 2), forKey: "sentinel-file")
             try body(cache, dir)
@@ -77,8 +79,10 @@ import Testing
         }
     }
 
+    /// Under a policy without admission (the default may turn away a newcomer that needs the
+    /// whole cache, see `AdaptiveAdmissionTests`).
     @Test func aValueExactlyAtTheLimitIsStoredAndOneByteMoreIsRefused() throws {
-        try withSentinels(sizeLimit: .bytes(100_000)) { (cache, _) throws in
+        try withSentinels(sizeLimit: .bytes(100_000), evictionPolicy: .leastRecentlyUsed) { (cache, _) throws in
             #expect(code { try cache.store(pattern(100_001, seed: 3), forKey: "over") } == .tooLarge)
             #expect(try cache.data(forKey: "sentinel-file") == pattern(40_000, seed: 2))
             try cache.store(pattern(100_000, seed: 4), forKey: "at")

@@ -214,6 +214,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
         sketch.ensureCapacity(forEntries: count)
         var freeMoves = 0
         var chances = EvictionPolicy.maximumSecondChances
+        var isKeyDecided = false
         while window.count + main.count > capacity {
             if window.count > windowShare || main.isEmpty, let candidate = windowCandidate(sparing: key, &chances) {
                 // Past the free moves, a candidate that would move into free room waits.
@@ -222,6 +223,11 @@ struct ReferenceTinyLFU: ReferencePolicy {
                     continue
                 }
                 if admitOrEvict(candidate, hasFreeRoom: freeMoves < EvictionPolicy.maximumFreeMoves) { freeMoves += 1 }
+            } else if adapts, !isKeyDecided, window == [key], window.count > windowShare, !main.isEmpty {
+                // The key being written is the whole window and alone over its share: it
+                // competes for room in the main queue like any candidate, and may lose.
+                isKeyDecided = true
+                _ = admitOrEvict(key, hasFreeRoom: true, mainLimit: capacity)
             } else if !evictFromMain() {
                 guard let oldest = window.first(where: { $0 != key }) else { break }
                 window.removeAll { $0 == oldest }
@@ -246,8 +252,8 @@ struct ReferenceTinyLFU: ReferencePolicy {
 
     /// Returns whether `candidate` moved into free room; without `hasFreeRoom` the main queue
     /// counts as full at its current length (it must displace a victim).
-    private mutating func admitOrEvict(_ candidate: String, hasFreeRoom: Bool) -> Bool {
-        let mainLimit = hasFreeRoom ? capacity - windowShare : min(capacity - windowShare, main.count)
+    private mutating func admitOrEvict(_ candidate: String, hasFreeRoom: Bool, mainLimit limit: Int? = nil) -> Bool {
+        let mainLimit = limit ?? (hasFreeRoom ? capacity - windowShare : min(capacity - windowShare, main.count))
         var victims: [String] = []
         var position = 0
         while main.count + 1 - victims.count > mainLimit && position < main.count {
