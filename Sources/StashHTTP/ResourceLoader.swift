@@ -243,7 +243,9 @@ public final class ResourceLoader: Sendable {
     ///
     /// - Complexity: O(*t* + *w*) for *t* transfers and *w* waiting requests.
     public func cancelAll() {
-        let count = coordinator.cancelAll()
+        // No slot freed by a cancelled running transfer may start a queued one that is about to
+        // be cancelled too (its request would reach the origin).
+        let count = scheduler.holdingAdmissions { coordinator.cancelAll() }
         logger.debug("Cancelled all transfers", metadata: ["count": "\(count)"])
     }
 

@@ -17,6 +17,8 @@ final class TransferScheduler: Sendable {
         var limit: Int
         var running = 0
         var isSuspended = false
+        /// How many ``holdingAdmissions(_:)`` calls are running: none admits while one is.
+        var holds = 0
         var queue: [Waiting] = []
         var nextSequence: UInt64 = 0
     }
@@ -43,7 +45,9 @@ final class TransferScheduler: Sendable {
     func acquire(_ transfer: Transfer, onQueued: () -> Void) async throws {
         let id = ObjectIdentifier(transfer)
         let admitted = state.withLock { state -> Bool in
-            guard !state.isSuspended, state.running < state.limit, state.queue.isEmpty else { return false }
+            guard !state.isSuspended, state.holds == 0, state.running < state.limit, state.queue.isEmpty else {
+                return false
+            }
             state.running += 1
             return true
         }
@@ -106,6 +110,20 @@ final class TransferScheduler: Sendable {
         for continuation in ready { continuation.resume() }
     }
 
+    /// Runs `body` with no waiting transfer admitted meanwhile (slots released during it are
+    /// handed out after it), whatever ``suspend()`` says.
+    func holdingAdmissions<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.holds += 1 }
+        defer {
+            let ready = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+                state.holds -= 1
+                return Self.admit(&state)
+            }
+            for continuation in ready { continuation.resume() }
+        }
+        return try body()
+    }
+
     private func cancelWaiting(_ id: ObjectIdentifier) {
         let removed = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             guard let index = state.queue.firstIndex(where: { $0.id == id }) else { return nil }
@@ -120,7 +138,7 @@ final class TransferScheduler: Sendable {
     /// heap's re-sifting.
     private static func admit(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         var ready: [CheckedContinuation<Void, any Error>] = []
-        while !state.isSuspended, state.running < state.limit, !state.queue.isEmpty {
+        while !state.isSuspended, state.holds == 0, state.running < state.limit, !state.queue.isEmpty {
             var best = 0
             for index in state.queue.indices.dropFirst() {
                 let candidate = state.queue[index]

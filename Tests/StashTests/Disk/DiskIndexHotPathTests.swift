@@ -135,6 +135,39 @@ import Testing
         }
     }
 
+    /// A reader kept for a thread is released on its own once idle for `snapshotIdleRelease`,
+    /// so a checkpoint can finish without anyone calling the release.
+    @Test func readersKeptForOtherThreadsAreReleasedWhenIdle() throws {
+        try withTemporaryDirectory { dir in
+            let reader = try Self.open(dir)
+            reader.index.snapshotIdleRelease = 2
+            let writer = try Self.open(dir)
+            try writer.store(pattern(500, seed: 1), forKey: "a")
+            let finished = DispatchGroup()
+            finished.enter()
+            Thread {
+                _ = try? reader.data(forKey: "a")
+                finished.leave()
+            }.start()
+            finished.wait()
+            for i in 0..<20 { try writer.store(pattern(500, seed: UInt64(i)), forKey: "b\(i)") }
+            let raw = try Self.rawIndex(dir, busyTimeout: .milliseconds(100))
+            // Well within the two seconds, the thread's reader still holds its snapshot.
+            #expect(try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } == 1)
+            // Then it lets go by itself: polled, with a deadline far beyond the delay.
+            let deadline = Date().addingTimeInterval(30)
+            var isBusy = 1
+            while isBusy == 1, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                isBusy = try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } ?? 1
+            }
+            #expect(isBusy == 0)
+            raw.close()
+            writer.close()
+            reader.close()
+        }
+    }
+
     @Test func anEntryNotUnderItsKeysIdIsFoundThroughTheKeyIndex() throws {
         try withTemporaryDirectory { dir in
             let cache = try Self.open(dir)
