@@ -67,7 +67,8 @@ extension ResourceLoader {
                 )
             }
             let result = try await coordinator.load(
-                key: transferKey(request, key: key), waiter: waiter, cancellationError: cancellation(of: url)
+                key: transferKey(request, key: key), waiter: waiter, wantsFile: delivery == .file,
+                cancellationError: cancellation(of: url)
             ) { transfer in
                 try await self.runTransfer(transfer, key: key, request: request, url: url, policy: policy)
             }

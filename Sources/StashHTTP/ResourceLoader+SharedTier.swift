@@ -41,12 +41,13 @@ extension ResourceLoader {
     /// fill lock (if it has one) is taken, the key looked up again, and `transfer` runs while the
     /// other instances wait; the lock is released once the body has reached the shared tier.
     func withSharedTier(
-        key: String, policy: CachePolicy, _ transfer: () async throws -> (LoadResult, TransferOutcome)
+        key: String, policy: CachePolicy, keepingEntry: @autoclosure () -> Bool,
+        _ transfer: () async throws -> (LoadResult, TransferOutcome)
     ) async throws -> (LoadResult, TransferOutcome) {
         guard let shared = configuration.sharedTier, policy != .reload, policy != .cacheOnly else {
             return try await transfer()
         }
-        switch await loadFromSharedTier(shared, key: key, policy: policy) {
+        switch await loadFromSharedTier(shared, key: key, policy: policy, keepingEntry: keepingEntry()) {
         case .hit(let hit): return hit
         case .failed: return try await transfer()  // the tier is failing: no lock to wait for either
         case .miss: break
@@ -60,7 +61,9 @@ extension ResourceLoader {
             lock = nil
         }
         if let lock {
-            if case .hit(let hit) = await loadFromSharedTier(shared, key: key, policy: policy, isRecheck: true) {
+            if case .hit(let hit) = await loadFromSharedTier(
+                shared, key: key, policy: policy, keepingEntry: keepingEntry(), isRecheck: true)
+            {
                 await lock.release()
                 return hit
             }
@@ -81,9 +84,10 @@ extension ResourceLoader {
     ///
     /// The body streams from the tier: one at or above the disk tier's inline threshold goes
     /// chunk by chunk into a download file that the disk cache takes by rename, as a download
-    /// from the origin does; a smaller one is received in memory.
+    /// from the origin does; a smaller one is received in memory. With `keepingEntry` (a request
+    /// waits for the cache's file) the admission policy may not turn the entry away.
     private func loadFromSharedTier(
-        _ shared: any SharedTier, key: String, policy: CachePolicy, isRecheck: Bool = false
+        _ shared: any SharedTier, key: String, policy: CachePolicy, keepingEntry: Bool, isRecheck: Bool = false
     ) async -> SharedLookup {
         let clock = configuration.clock
         let spool = SharedBodySpool(
@@ -115,14 +119,15 @@ extension ResourceLoader {
             switch spool.finish() {
             case .memory(let data):
                 result.data = data
-                try await cache.store(data, forKey: key, timeToLive: timeToLive, metadata: head.metadata)
+                try await cache.store(
+                    data, forKey: key, timeToLive: timeToLive, metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
             case .file(let file):
                 defer { file.remove() }  // normally gone already; removes it if the cache copied instead
                 // Opened before the move: the bytes stay readable whatever the cache does next.
                 result.retainedBody = RetainedBody(path: file.path)
                 try await cache.store(
                     fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, timeToLive: timeToLive,
-                    metadata: head.metadata)
+                    metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
             }
         } catch {
             // Tolerated like a download that cannot be stored: the caller still gets the body.

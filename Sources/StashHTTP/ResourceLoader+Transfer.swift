@@ -28,7 +28,9 @@ extension ResourceLoader {
         versions.hold(memoryKey)
         defer { versions.release(memoryKey) }
         do {
-            let (result, outcome) = try await withSharedTier(key: key, policy: policy) {
+            let (result, outcome) = try await withSharedTier(
+                key: key, policy: policy, keepingEntry: transfer.wantsFile
+            ) {
                 try await self.performTransfer(transfer, key: key, request: request, url: url, policy: policy)
             }
             emit(.finished(key: key, outcome: outcome))
@@ -171,7 +173,9 @@ extension ResourceLoader {
                 discard(body)
                 throw CancellationError()
             }
-            return try await store(body, response: response, key: key, url: url, request: request, policy: policy)
+            return try await store(
+                body, response: response, key: key, url: url, request: request, policy: policy,
+                keepingEntry: transfer.wantsFile)
         default:
             receiver.discard()
             throw statusFailure(response, url: url)
@@ -223,9 +227,12 @@ extension ResourceLoader {
     }
 
     /// A complete 2xx body: store it unless the policy forbids, and hand it over.
+    ///
+    /// With `keepingEntry` (a request waits for the cache's file) the admission policy may not
+    /// turn the entry away at this store.
     private func store(
         _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, request: ResourceRequest,
-        policy: CachePolicy
+        policy: CachePolicy, keepingEntry: Bool
     ) async throws -> (LoadResult, TransferOutcome) {
         let headers = HTTPFreshness.Headers(response)
         let metadata = HTTPFreshness.recordingVary(
@@ -246,13 +253,14 @@ extension ResourceLoader {
         do {
             switch body {
             case .memory(let data):
-                try await cache.store(data, forKey: key, metadata: metadata)
+                try await cache.store(data, forKey: key, metadata: metadata, mayBeTurnedAway: !keepingEntry)
                 outcome = .success(LoadResult(metadata: metadata, source: .network, data: data))
             case .file(let file, _):
                 // Opened before the move: the bytes stay readable whatever the cache does next.
                 let retained = RetainedBody(path: file.path)
                 try await cache.store(
-                    fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata)
+                    fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, metadata: metadata,
+                    mayBeTurnedAway: !keepingEntry)
                 file.remove()  // normally gone already; removes it if the cache copied instead
                 outcome = .success(LoadResult(metadata: metadata, source: .network, retainedBody: retained))
             }

@@ -24,6 +24,32 @@ extension DiskCache {
         }
     }
 
+    /// ``store(_:forKey:timeToLive:pinned:metadata:mayBeTurnedAway:)`` without blocking the
+    /// caller's executor.
+    package func store(
+        _ data: Data, forKey key: String, timeToLive: Duration? = nil, pinned: Bool? = nil,
+        metadata: Metadata = Metadata(), mayBeTurnedAway: Bool
+    ) async throws {
+        try await offload {
+            try self.store(
+                data, forKey: key, timeToLive: timeToLive, pinned: pinned, metadata: metadata,
+                mayBeTurnedAway: mayBeTurnedAway)
+        }
+    }
+
+    /// ``store(fileAt:forKey:moving:timeToLive:pinned:metadata:mayBeTurnedAway:)`` without
+    /// blocking the caller's executor.
+    package func store(
+        fileAt fileURL: URL, forKey key: String, moving: Bool = false, timeToLive: Duration? = nil,
+        pinned: Bool? = nil, metadata: Metadata = Metadata(), mayBeTurnedAway: Bool
+    ) async throws {
+        try await offload {
+            try self.store(
+                fileAt: fileURL, forKey: key, moving: moving, timeToLive: timeToLive, pinned: pinned,
+                metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
+        }
+    }
+
     /// Stores the file at `fileURL` under `key` without blocking the caller's executor.
     ///
     /// - Throws: As ``store(fileAt:forKey:moving:timeToLive:pinned:metadata:)``.

@@ -67,8 +67,11 @@ extension DiskCache {
     }
 
     /// Evicts inside the caller's write transaction when a limit is exceeded, down to the
-    /// low-water mark, never touching `protected` (the entry just written).
-    func evictIfNeeded(in db: SQLiteConnection, protecting protected: Int64, now: Date) throws -> [Victim] {
+    /// low-water mark, sparing `protected` (the entry just written) unless the adaptive policy's
+    /// contest turns it away and `mayEvictProtected`.
+    func evictIfNeeded(
+        in db: SQLiteConnection, protecting protected: Int64, now: Date, mayEvictProtected: Bool = true
+    ) throws -> [Victim] {
         let limits = EvictionLimits(
             sizeLimit: effectiveSizeLimit.bytes, countLimit: configuration.countLimit,
             lowWaterMark: configuration.lowWaterMark, maximumBatch: configuration.maximumEvictionBatch?.bytes)
@@ -89,6 +92,7 @@ extension DiskCache {
         var evictionIndex = try SQLiteEvictionIndex(
             db: db, cache: self, protecting: protected,
             reason: totals.size > limits.sizeLimit ? .sizeLimit : .countLimit)
+        evictionIndex.mayEvictIncoming = mayEvictProtected
         try evictExpired(from: &evictionIndex, now: now, all: false)
         try configuration.evictionPolicy.evict(
             from: &evictionIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,

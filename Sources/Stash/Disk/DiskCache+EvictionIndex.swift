@@ -18,6 +18,7 @@ extension DiskCache {
         /// The queue each entry read by `entries(inQueue:…)` is in, as this transaction left it.
         private var queues: [Int64: Int] = [:]
         private(set) var incoming: PolicyEntry?
+        var mayEvictIncoming = true
         private var isSketchSynchronized = false
         private var rankBlock = 1
         /// Ranks reserved in this transaction and not yet handed out: `next...last`.

@@ -24,7 +24,7 @@ extension DiskCache {
     /// takes the same lock, never sees a published file without its row.
     func publish(
         _ source: ValueSource, size: Int, checksum: UInt64, forKey key: String, timeToLive: Duration?,
-        pinned: Bool?, metadata: Metadata
+        pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool = true
     ) throws {
         let now = configuration.clock()
         let ttl = timeToLive ?? configuration.defaultTimeToLive
@@ -127,7 +127,7 @@ extension DiskCache {
                 } else if old != nil {
                     try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(id)])
                 }
-                let victims = try evictIfNeeded(in: db, protecting: id, now: now)
+                let victims = try evictIfNeeded(in: db, protecting: id, now: now, mayEvictProtected: mayBeTurnedAway)
                 if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
                 return (old?.file, victims)
             }

@@ -37,6 +37,16 @@ extension DiskCache {
         _ data: Data, forKey key: String, timeToLive: Duration? = nil, pinned: Bool? = nil,
         metadata: Metadata = Metadata()
     ) throws {
+        try store(data, forKey: key, timeToLive: timeToLive, pinned: pinned, metadata: metadata, mayBeTurnedAway: true)
+    }
+
+    /// ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``, where `mayBeTurnedAway: false`
+    /// keeps the entry through its own write even when ``EvictionPolicy/adaptive``'s contest
+    /// would turn it away: for `ResourceLoader`, whose caller waits for the cache's file.
+    package func store(
+        _ data: Data, forKey key: String, timeToLive: Duration? = nil, pinned: Bool? = nil,
+        metadata: Metadata = Metadata(), mayBeTurnedAway: Bool
+    ) throws {
         try Self.validate(key: key)
         try checkSize(data.count, forKey: key, pinned: pinned)
         let checksum = Checksum.of(data)
@@ -49,7 +59,7 @@ extension DiskCache {
             }
             try publish(
                 source, size: data.count, checksum: checksum, forKey: key,
-                timeToLive: timeToLive, pinned: pinned, metadata: metadata)
+                timeToLive: timeToLive, pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
     }
 
@@ -70,6 +80,18 @@ extension DiskCache {
         fileAt fileURL: URL, forKey key: String, moving: Bool = false, timeToLive: Duration? = nil,
         pinned: Bool? = nil, metadata: Metadata = Metadata()
     ) throws {
+        try store(
+            fileAt: fileURL, forKey: key, moving: moving, timeToLive: timeToLive, pinned: pinned, metadata: metadata,
+            mayBeTurnedAway: true)
+    }
+
+    /// ``store(fileAt:forKey:moving:timeToLive:pinned:metadata:)``, where `mayBeTurnedAway: false`
+    /// keeps the entry through its own write even when ``EvictionPolicy/adaptive``'s contest
+    /// would turn it away: for `ResourceLoader`, whose caller waits for the cache's file.
+    package func store(
+        fileAt fileURL: URL, forKey key: String, moving: Bool = false, timeToLive: Duration? = nil,
+        pinned: Bool? = nil, metadata: Metadata = Metadata(), mayBeTurnedAway: Bool
+    ) throws {
         try Self.validate(key: key)
         let sourcePath = fileURL.path
         guard let size = POSIXFile.size(sourcePath)?.logical else {
@@ -85,7 +107,7 @@ extension DiskCache {
             }
             try publish(
                 .inline(data), size: size, checksum: Checksum.of(data), forKey: key, timeToLive: timeToLive,
-                pinned: pinned, metadata: metadata)
+                pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
             // The value is safely stored; a leftover source file is harmless.
             if moving { try? POSIXFile.remove(sourcePath) }
             return
@@ -98,7 +120,7 @@ extension DiskCache {
             let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
             try publish(
                 .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
-                pinned: pinned, metadata: metadata)
+                pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
     }
 

@@ -49,6 +49,10 @@ package protocol EvictionIndex {
     /// The unpinned entry being written, which eviction must spare, as it was when eviction began.
     var incoming: PolicyEntry? { get }
 
+    /// Whether the adaptive policy may evict ``incoming`` when it loses its contest for room
+    /// (`false` for a write that must keep its entry, such as a file someone is waiting for).
+    var mayEvictIncoming: Bool { get }
+
     /// Changes an entry's policy state.
     mutating func setState(_ state: PolicyState, forEntry id: Int64) throws
 

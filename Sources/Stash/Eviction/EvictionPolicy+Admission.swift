@@ -150,7 +150,7 @@ extension EvictionPolicy {
                 }
                 continue
             }
-            if kind == .adaptive, !isIncomingDecided, let incoming = index.incoming,
+            if kind == .adaptive, !isIncomingDecided, index.mayEvictIncoming, let incoming = index.incoming,
                 incoming.state.queue == Self.smallQueue, main.count > 0,
                 window.size > bounds.window.size || window.count > bounds.window.count
             {

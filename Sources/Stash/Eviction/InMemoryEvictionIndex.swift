@@ -111,6 +111,8 @@ package struct InMemoryEvictionIndex: EvictionIndex {
         queueSizes[queue]
     }
 
+    package var mayEvictIncoming = true
+
     package var incoming: PolicyEntry? {
         guard let protected, let entry = stored[protected] else { return nil }
         return PolicyEntry(id: protected, size: entry.size, state: entry.state, fingerprint: entry.fingerprint)

@@ -8,7 +8,7 @@ struct PutCommand: AsyncParsableCommand {
         commandName: "put",
         abstract: "Store a file, or standard input, under a key.",
         discussion: """
-            Replaces any value stored under the key atomically, then evicts entries, as the \
+            Replaces any value stored under the key atomically, then evicts other entries, as the \
             eviction policy chooses, if the size limit is exceeded. A pinned entry is never evicted.
             """
     )
@@ -37,11 +37,14 @@ struct PutCommand: AsyncParsableCommand {
             let pinned: Bool? = pin ? true : nil
             let stored: DiskCache.Attributes?
             do {
+                // Asked for by name: kept through its store even when the admission policy
+                // would turn a large newcomer away.
                 if file == "-" {
                     let data = FileHandle.standardInput.readDataToEndOfFile()
-                    try cache.store(data, forKey: key, pinned: pinned)
+                    try cache.store(data, forKey: key, pinned: pinned, mayBeTurnedAway: false)
                 } else {
-                    try cache.store(fileAt: URL(fileURLWithPath: file), forKey: key, pinned: pinned)
+                    try cache.store(
+                        fileAt: URL(fileURLWithPath: file), forKey: key, pinned: pinned, mayBeTurnedAway: false)
                 }
                 stored = try cache.attributes(forKey: key)
             } catch {

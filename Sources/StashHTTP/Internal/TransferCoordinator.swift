@@ -5,6 +5,14 @@ import Stash
 final class Transfer: Sendable {
     let key: String
     private let currentPriority: LockedValue<ResourceLoader.Priority>
+    private let fileWanted = LockedValue(false)
+
+    /// Whether a request waits for the cache's file (`fileURL(for:)`): the body must then stay
+    /// in the cache through its store, whatever the admission policy would decide.
+    var wantsFile: Bool {
+        get { fileWanted.withLock { $0 } }
+        set { fileWanted.withLock { $0 = $0 || newValue } }
+    }
 
     init(key: String, priority: ResourceLoader.Priority) {
         self.key = key
@@ -90,21 +98,23 @@ final class TransferCoordinator: Sendable {
     ///
     /// - Throws: What `work` threw, or `cancellationError` as soon as the calling task is
     ///   cancelled (the transfer goes on while other requests wait for it).
-    func load(key: String, waiter: Waiter, cancellationError: StashError, work: @escaping Work) async throws
-        -> LoadResult
-    {
+    func load(
+        key: String, waiter: Waiter, wantsFile: Bool = false, cancellationError: StashError, work: @escaping Work
+    ) async throws -> LoadResult {
         let id = ObjectIdentifier(waiter)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoadResult, any Error>) in
                 let entry = Entry(waiter: waiter, continuation: continuation, cancellationError: cancellationError)
                 let (transfer, isNew) = transfers.withLock { transfers -> (Transfer, Bool) in
                     if var shared = transfers[key] {
+                        if wantsFile { shared.transfer.wantsFile = true }
                         shared.waiters[id] = entry
                         transfers[key] = shared
                         Self.updatePriority(of: shared)
                         return (shared.transfer, false)
                     }
                     let transfer = Transfer(key: key, priority: waiter.priority)
+                    transfer.wantsFile = wantsFile
                     transfers[key] = Shared(transfer: transfer, waiters: [id: entry], task: nil)
                     return (transfer, true)
                 }
