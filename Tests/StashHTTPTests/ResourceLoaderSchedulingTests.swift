@@ -116,7 +116,9 @@ struct ResourceLoaderSchedulingTests {
                 }
                 try await fixture.events.wait(for: 3) { $0.outcome == .cancelled }
                 gate.open()
-                #expect(server.stats.value.requests == 1)
+                #expect(
+                    server.stats.value.requests == 1,
+                    "requests: \(server.stats.value.order); events: \(fixture.events.events.value)")
                 #expect(try fixture.cache.totalCount == 0)
                 #expect(fixture.downloads.isEmpty)
                 // The loader stays usable.
