@@ -11,9 +11,21 @@ import Testing
     /// unread 5-byte entries requested once each (40 bytes: 10 free), the window "w0" (20 bytes,
     /// requested 3 times), "w1" (20), "w2" (10) and the entry being written, "new" (20).
     private func indexAtTheContest() throws -> (index: InMemoryEvictionIndex, ids: [String: Int64]) {
+        let main = (0..<8).map { ("m\($0)", 5, EvictionPolicy.mainQueue, 1) }
+        let window = [("w0", 20, 3), ("w1", 20, 1), ("w2", 10, 1), ("new", 20, 1)].map {
+            ($0.0, $0.1, EvictionPolicy.smallQueue, $0.2)
+        }
+        return try Self.index(of: main + window, writing: "new")
+    }
+
+    /// An in-memory index holding `entries` (key, size, queue, requests), oldest first, each
+    /// key requested as often in the sketch, while `incoming` is being written.
+    static func index(of entries: [(String, Int, Int, Int)], writing incoming: String) throws
+        -> (index: InMemoryEvictionIndex, ids: [String: Int64])
+    {
         var index = InMemoryEvictionIndex()
         var ids: [String: Int64] = [:]
-        func add(_ key: String, size: Int, queue: Int, requests: Int) throws {
+        for (key, size, queue, requests) in entries {
             let id = Int64(ids.count + 1)
             ids[key] = id
             let fingerprint = DiskCache.fingerprint(Array(key.utf8))
@@ -21,12 +33,7 @@ import Testing
             let state = PolicyState(queue: queue, rank: try index.nextRank(), frequency: 0)
             index.upsert(id: id, size: size, state: state, fingerprint: fingerprint)
         }
-        for i in 0..<8 { try add("m\(i)", size: 5, queue: EvictionPolicy.mainQueue, requests: 1) }
-        try add("w0", size: 20, queue: EvictionPolicy.smallQueue, requests: 3)
-        try add("w1", size: 20, queue: EvictionPolicy.smallQueue, requests: 1)
-        try add("w2", size: 10, queue: EvictionPolicy.smallQueue, requests: 1)
-        try add("new", size: 20, queue: EvictionPolicy.smallQueue, requests: 1)
-        index.protected = ids["new"]
+        index.protected = ids[incoming]
         return (index, ids)
     }
 
@@ -77,20 +84,8 @@ import Testing
     /// unread 10-byte entries requested once each, and whose window holds nothing but the entry
     /// being written, "big" (60 bytes, requested `requests` times): alone more than the window.
     private func indexWithALargeNewcomer(requests: Int) throws -> (index: InMemoryEvictionIndex, ids: [String: Int64]) {
-        var index = InMemoryEvictionIndex()
-        var ids: [String: Int64] = [:]
-        func add(_ key: String, size: Int, queue: Int, requests: Int) throws {
-            let id = Int64(ids.count + 1)
-            ids[key] = id
-            let fingerprint = DiskCache.fingerprint(Array(key.utf8))
-            try index.withFrequencySketch { $0.add(fingerprint, count: requests) }
-            let state = PolicyState(queue: queue, rank: try index.nextRank(), frequency: 0)
-            index.upsert(id: id, size: size, state: state, fingerprint: fingerprint)
-        }
-        for i in 0..<5 { try add("m\(i)", size: 10, queue: EvictionPolicy.mainQueue, requests: 1) }
-        try add("big", size: 60, queue: EvictionPolicy.smallQueue, requests: requests)
-        index.protected = ids["big"]
-        return (index, ids)
+        let main = (0..<5).map { ("m\($0)", 10, EvictionPolicy.mainQueue, 1) }
+        return try Self.index(of: main + [("big", 60, EvictionPolicy.smallQueue, requests)], writing: "big")
     }
 
     /// The entry being written, alone larger than the window, competes for its room.

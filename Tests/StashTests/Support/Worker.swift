@@ -40,27 +40,6 @@ enum Worker {
         return (process, output.fileHandleForReading)
     }
 
-    /// The bytes `handle` has now (blocking until at least one, or end of file: then empty).
-    ///
-    /// Not `FileHandle.availableData`: Foundation stops the process with a fatal error when the
-    /// read is interrupted by a signal (EINTR), which a child exiting (SIGCHLD) can cause while
-    /// another test reads; this read tries again.
-    static func availableData(_ handle: FileHandle) -> Data {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-            if count >= 0 { return Data(buffer[..<count]) }
-            if errno != EINTR { return Data() }
-        }
-    }
-
-    /// Everything `handle` yields until end of file, reading as ``availableData(_:)`` does.
-    static func readToEnd(_ handle: FileHandle) -> Data {
-        var data = Data()
-        while case let chunk = availableData(handle), !chunk.isEmpty { data.append(chunk) }
-        return data
-    }
-
     /// Runs the worker to completion and returns its exit status and standard output.
     static func run(_ arguments: [String], prefix: [String] = []) throws -> (status: Int32, output: String) {
         let (process, output) = try start(arguments, prefix: prefix)
