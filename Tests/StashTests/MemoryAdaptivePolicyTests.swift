@@ -305,4 +305,19 @@ import Testing
         #expect(cache.totalCost == 100)
         for i in 1..<5 { #expect(cache.value(forKey: "m\(i)") == i) }
     }
+
+    /// The sketch is widened for the cache's entries only once the cache is full, as on disk:
+    /// widened while the cache fills, it kept more of the fill's requests and the climber took
+    /// longer samples (more misses on the memory replays of `Benchmarks/POLICIES.md`).
+    @Test func theSketchWidensOnlyOnceTheCacheIsFull() {
+        let cache = MemoryCache<Int, Int>(costLimit: 20_000, policy: .adaptive)
+        func words() -> Int { cache.state.withLock { $0.storage.admission.sketch.words.count } }
+        let initial = words()
+        for key in 0..<10_000 { cache.setValue(key, forKey: key, cost: 1) }
+        #expect(words() == initial)
+        for key in 10_000..<30_000 { cache.setValue(key, forKey: key, cost: 1) }
+        #expect(cache.totalCost == 20_000)
+        #expect(words() > initial)
+        #expect(words() >= 20_000 * FrequencySketch.blockedWordsPerEntry)
+    }
 }

@@ -45,7 +45,9 @@ extension MemoryCache.State {
             // key is hashed here once, for the entry's life.
             let fingerprint = UInt32(truncatingIfNeeded: key.hashValue)
             storage.nodes[slot].fingerprint = fingerprint
-            storage.admission.recordMiss(fingerprint, entries: storage.count)
+            // Room is made for it when it does not fit: only then is the sketch widened.
+            let isFull = storage.totalCost + storage.nodes[slot].cost > costLimit || storage.count > countLimit
+            storage.admission.recordMiss(fingerprint, entries: storage.count, widens: isFull)
             return true
         }
     }
