@@ -66,6 +66,12 @@ final class TestServer: Sendable {
     }
 
     let port: UInt16
+    /// The first path segment of every URL this server hands out (``url(_:)``).
+    ///
+    /// A port is reused once its server stops, so a request still on its way from an earlier
+    /// test (a retry, a background revalidation) could otherwise reach this server and count
+    /// here; it gets a 404 and counts nowhere.
+    let token = "s" + String(UInt32.random(in: .min ... .max), radix: 16)
     let stats = Observed(Stats())
     private let resources = LockedValue([String: Resource]())
     private let http: HTTPServer
@@ -102,7 +108,7 @@ final class TestServer: Sendable {
     }
 
     func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path)")!
+        URL(string: "http://127.0.0.1:\(port)/\(token)\(path)")!
     }
 
     func set(_ path: String, _ resource: Resource) {
@@ -125,7 +131,8 @@ final class TestServer: Sendable {
     }
 
     private func respond(to request: HTTPRequest) async throws -> HTTPResponse {
-        let path = request.path
+        guard request.path.hasPrefix("/\(token)/") else { return HTTPResponse(statusCode: .notFound) }
+        let path = String(request.path.dropFirst(token.count + 1))
         let ifNoneMatch = request.headers[HTTPHeader("If-None-Match")]
         let ifModifiedSince = request.headers[HTTPHeader("If-Modified-Since")]
         let range = request.headers[HTTPHeader("Range")]
