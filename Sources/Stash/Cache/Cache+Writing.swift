@@ -6,7 +6,9 @@ extension Cache {
     /// The disk write is atomic and may evict other entries (see
     /// ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)-6bikt``). In memory the value expires
     /// with its time-to-live (pinned values do not), and it is not kept at all if its cost is over
-    /// the memory tier's per-entry limit; it stays on disk either way.
+    /// the memory tier's per-entry limit; it stays on disk either way (unless the disk's
+    /// ``EvictionPolicy/adaptive`` turns away a value larger than its admission window, as
+    /// ``DiskCache/store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` describes).
     ///
     /// - Parameters:
     ///   - value: The value to store.
