@@ -283,7 +283,7 @@ import Testing
     @Test func aNewcomerLargerThanTheWindowMustOutweighItsVictims() {
         let evicted = LockedValue<[String]>([])
         let cache = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 1, policy: .adaptive)
-        cache.onEviction = { key, _, _ in evicted.withLock { $0.append(key) } }
+        cache.onEviction = { key, _, reason in evicted.withLock { $0.append("\(key) \(reason)") } }
         for i in 0..<5 { cache.setValue(i, forKey: "m\(i)", cost: 10) }
         func estimate(_ key: String) -> Int {
             let fingerprint = UInt32(truncatingIfNeeded: key.hashValue)
@@ -297,7 +297,8 @@ import Testing
             // Its victim would be "m0" (the main queue's oldest, unread): 10 of cost.
             let wins = EvictionPolicy.exceedsPerUnit(estimate("big"), 60, estimate("m0"), 10)
             #expect(cache.containsValue(forKey: "big") == wins, "store \(stores)")
-            #expect(evicted.withLock { Array($0.dropFirst(before.count)) } == [wins ? "m0" : "big"])
+            #expect(
+                evicted.withLock { Array($0.dropFirst(before.count)) } == [wins ? "m0 limit" : "big notAdmitted"])
             #expect(cache.storageInvariantViolation == nil)
         }
         #expect(stores > 1)

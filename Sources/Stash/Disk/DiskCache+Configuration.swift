@@ -169,6 +169,10 @@ extension DiskCache {
         case expired
         /// A caller asked for ``DiskCache/trim(toSize:)-4dtgm`` or ``DiskCache/trim(toCount:)``.
         case trimmed
+        /// The entry was being written and lost ``EvictionPolicy/adaptive``'s admission
+        /// contest: alone larger than the admission window, it was requested less often per
+        /// byte than the entries it would have displaced, so it was not kept.
+        case notAdmitted
     }
 
     /// One evicted entry.

@@ -142,6 +142,7 @@ extension DiskCache {
             evictable.count -= 1
             let location = located.removeValue(forKey: entry.id)
             let key = location.map { String(decoding: $0.key, as: UTF8.self) } ?? ""
+            let reason = entry.id == protected ? EvictionReason.notAdmitted : reason
             victims.append(Victim(key: key, size: entry.size, file: location?.file, reason: reason))
         }
 

@@ -15,9 +15,9 @@ extension DiskCache {
     /// Under ``EvictionPolicy/adaptive`` (the default) an unpinned value larger than the
     /// policy's admission window, which must take its room from the main queue, is kept only if
     /// it was requested more often per byte than the entries it would displace: otherwise the
-    /// store returns and the value is evicted at once (reported as any eviction), as W-TinyLFU
-    /// turns away a newcomer. Each store counts as a request, so a value stored again wins its
-    /// room once it is requested often enough.
+    /// store returns and the value is evicted at once (an eviction with reason
+    /// ``EvictionReason/notAdmitted``), as W-TinyLFU turns away a newcomer. Each store counts as
+    /// a request, so a value stored again wins its room once it is requested often enough.
     ///
     /// - Parameters:
     ///   - data: The value. Values below ``Configuration/inlineThreshold`` live in the index.

@@ -125,7 +125,7 @@ extension MemoryCache {
                 // to the main queue, whose victims made its room; one that lost is not kept.
                 storage.link(slot, intoSmallQueue: isIntoSmallQueue && verdict != .admitted)
                 if verdict == .rejected {
-                    evictions.append(storage.remove(at: slot), reason: .limit)
+                    evictions.append(storage.remove(at: slot), reason: .notAdmitted)
                     statistics.evictions += 1
                 } else if policy.kind == .adaptive {
                     balanceAdaptiveWindow(toCost: costLimit, count: countLimit, sparing: slot)

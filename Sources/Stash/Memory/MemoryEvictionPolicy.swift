@@ -86,7 +86,8 @@ public struct MemoryEvictionPolicy: Hashable, Sendable, CustomStringConvertible 
     /// victims), so that a costly newcomer cannot push out many cheap entries that are
     /// requested as often. An entry being stored that alone costs more than the window's share
     /// competes the same way for the room it takes from the main queue, and is not kept (it is
-    /// reported to ``MemoryCache/onEviction``) if it loses. The
+    /// reported to ``MemoryCache/onEviction`` as ``MemoryEvictionReason/notAdmitted``) if it
+    /// loses. The
     /// window holds at least what TinyLFU's would (1 % of the cost, or 32 entries of the mean
     /// cost up to 10 %). The climber starts at half the cache, widens the window when that raises
     /// the hit rate (recency-heavy use) and narrows it otherwise, as on disk; its state lives as

@@ -15,6 +15,10 @@ public enum MemoryEvictionReason: Hashable, Sendable, CustomStringConvertible {
     case memoryPressure
     /// ``MemoryCache/removeAll()`` removed it.
     case removedAll
+    /// It was being stored and lost ``MemoryEvictionPolicy/adaptive``'s admission contest:
+    /// alone costlier than the admission window, it was requested less often per unit of cost
+    /// than the entries it would have displaced, so it was not kept.
+    case notAdmitted
 
     /// The reason's name, such as `limit`.
     public var description: String {
@@ -24,6 +28,7 @@ public enum MemoryEvictionReason: Hashable, Sendable, CustomStringConvertible {
         case .trimmed: "trimmed"
         case .memoryPressure: "memoryPressure"
         case .removedAll: "removedAll"
+        case .notAdmitted: "notAdmitted"
         }
     }
 }

@@ -131,13 +131,13 @@ import Testing
                 directory: dir,
                 configuration: .init(
                     sizeLimit: .bytes(100_000), lowWaterMark: 1.0,
-                    onEviction: { event in evicted.withLock { $0.append(event.key) } }))
+                    onEviction: { event in evicted.withLock { $0.append("\(event.key) \(event.reason)") } }))
             for i in 0..<5 { try cache.store(pattern(10_000, seed: UInt64(i)), forKey: "m\(i)") }
 
             try cache.store(pattern(60_000, seed: 9), forKey: "big")
 
             #expect(try !cache.containsData(forKey: "big"))
-            #expect(evicted.withLock { $0 } == ["big"])
+            #expect(evicted.withLock { $0 } == ["big notAdmitted"])
             for i in 0..<5 { #expect(try cache.data(forKey: "m\(i)") == pattern(10_000, seed: UInt64(i))) }
             #expect(try valueFiles(in: dir).isEmpty)  // the small ones are inline
             #expect(try cache.verify().isHealthy)
