@@ -157,11 +157,13 @@ extension EvictionPolicy {
                 // The window holds nothing but the entry being written, and that alone is more
                 // than the window's share: its room must come from the main queue, so it
                 // competes with the victims that would give it, as any candidate does.
+                // An entry larger than the target (a low-water mark below its size) competes with
+                // the whole main queue rather than losing for want of room.
                 isIncomingDecided = true
                 let others = (size: window.size - incoming.size, count: window.count - 1)
                 let limit = (
-                    size: targetSize == .max ? Int.max : targetSize - others.size,
-                    count: targetCount == .max ? Int.max : targetCount - others.count
+                    size: targetSize == .max ? Int.max : max(incoming.size, targetSize - others.size),
+                    count: targetCount == .max ? Int.max : max(1, targetCount - others.count)
                 )
                 _ = try admitOrEvict(incoming, main: main, mainLimit: limit, freeRoom: true, in: &index)
                 continue

@@ -120,6 +120,25 @@ import Testing
         #expect(index.evictable.size == 100)
     }
 
+    /// An entry being written that is larger than the eviction target competes with the whole
+    /// main queue.
+    ///
+    /// A low-water mark of 90 % is below its 95 bytes. Requested 15 times against the
+    /// five entries' once each (15 per 95 bytes against 5 per 50) it wins and stays, over the
+    /// target but within the limit, as it did before it could lose. It lost for want of room
+    /// when its limit was the target.
+    @Test func aNewcomerLargerThanTheTargetCompetesWithTheWholeMainQueue() throws {
+        let main = (0..<5).map { ("m\($0)", 10, EvictionPolicy.mainQueue, 1) }
+        var (index, ids) = try Self.index(
+            of: main + [("big", 95, EvictionPolicy.smallQueue, 15)], writing: "big")
+
+        try EvictionPolicy.adaptive.evict(from: &index, targetSize: 90, targetCount: .max, capacity: 100)
+
+        #expect(index.evicted == (0..<5).map { ids["m\($0)"]! })
+        #expect(index.stored[ids["big"]!]?.state.queue == EvictionPolicy.mainQueue)
+        #expect(index.evictable.size == 95)
+    }
+
     /// The same through a real `DiskCache`.
     ///
     /// The store returns, but the value is not kept (its file is removed and its eviction
