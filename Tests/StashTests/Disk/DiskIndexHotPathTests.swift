@@ -140,7 +140,7 @@ import Testing
     @Test func readersKeptForOtherThreadsAreReleasedWhenIdle() throws {
         try withTemporaryDirectory { dir in
             let reader = try Self.open(dir)
-            reader.index.snapshotIdleRelease = 2
+            reader.index.snapshotIdleRelease = 5
             let writer = try Self.open(dir)
             try writer.store(pattern(500, seed: 1), forKey: "a")
             let finished = DispatchGroup()
@@ -152,7 +152,7 @@ import Testing
             finished.wait()
             for i in 0..<20 { try writer.store(pattern(500, seed: UInt64(i)), forKey: "b\(i)") }
             let raw = try Self.rawIndex(dir, busyTimeout: .milliseconds(100))
-            // Well within the two seconds, the thread's reader still holds its snapshot.
+            // Well within the five seconds, the thread's reader still holds its snapshot.
             #expect(try raw.first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } == 1)
             // Then it lets go by itself: polled, with a deadline far beyond the delay.
             let deadline = Date().addingTimeInterval(30)
