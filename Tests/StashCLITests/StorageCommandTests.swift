@@ -52,6 +52,27 @@ import Testing
         }
     }
 
+    /// What `stash put` is given stays, even where the default policy would turn a large
+    /// newcomer away: here 95 KB into a 100 KB cache of small values each read twice, worth
+    /// far more per byte.
+    @Test func putKeepsALargeValueTheAdmissionPolicyWouldTurnAway() async throws {
+        try await withTemporaryDirectory { dir in
+            for i in 0..<5 {
+                let put = try await stash(
+                    "put", "s\(i)", "--size-limit", "100KB", in: dir, input: Self.bytes(15_000, seed: UInt8(i)))
+                #expect(put.status == 0)
+                for _ in 0..<2 { #expect(try await stash("get", "s\(i)", in: dir).status == 0) }
+            }
+
+            let big = try await stash("put", "big", in: dir, input: Self.bytes(95_000))
+
+            #expect(big.error == "")
+            #expect(big.text == "stored 'big' (95.0 KB)\n")
+            let get = try await stash("get", "big", in: dir)
+            #expect(get.output == Self.bytes(95_000))
+        }
+    }
+
     @Test func listShowsSizesKeysAndPinsInTheRequestedOrder() async throws {
         try await withTemporaryDirectory { dir in
             _ = try await stash("put", "a", in: dir, input: Self.bytes(300))
