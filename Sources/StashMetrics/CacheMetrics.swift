@@ -32,6 +32,9 @@ public final class CacheMetrics: Sendable {
         case staleServes = "stash_cache_stale_serves_total"
         /// Entries dropped to respect a limit (counter).
         case evictions = "stash_cache_evictions_total"
+        /// Values the admission policy turned away at the store that wrote them, also counted
+        /// in ``evictions`` (counter).
+        case notAdmitted = "stash_cache_not_admitted_total"
         /// Value bytes read from the tier; for `network`, body bytes received (counter).
         case bytesRead = "stash_cache_read_bytes_total"
         /// Value bytes written to the tier (counter).

@@ -16,6 +16,7 @@ struct StatisticsReading: Hashable, Sendable {
             Self(metric: .hits, tier: "memory", value: statistics.hits),
             Self(metric: .misses, tier: "memory", value: statistics.misses),
             Self(metric: .evictions, tier: "memory", value: statistics.evictions),
+            Self(metric: .notAdmitted, tier: "memory", value: statistics.notAdmitted),
             Self(metric: .size, tier: "memory", value: totalCost),
             Self(metric: .entries, tier: "memory", value: totalCount),
         ]
@@ -27,6 +28,7 @@ struct StatisticsReading: Hashable, Sendable {
             Self(metric: .hits, tier: "disk", value: statistics.hits),
             Self(metric: .misses, tier: "disk", value: statistics.misses),
             Self(metric: .evictions, tier: "disk", value: statistics.evictions),
+            Self(metric: .notAdmitted, tier: "disk", value: statistics.notAdmitted),
             Self(metric: .bytesRead, tier: "disk", value: statistics.bytesRead),
             Self(metric: .bytesWritten, tier: "disk", value: statistics.bytesWritten),
         ]

@@ -90,6 +90,23 @@ import Testing
         }
     }
 
+    /// A value the default policy turns away at its store: larger than the window (60 of 100
+    /// bytes' worth), requested less per byte than the entries it would displace.
+    @Test func writesTurnedAwayAreCountedApart() throws {
+        try withTemporaryDirectorySync { directory in
+            let disk = try DiskCache(
+                directory: directory, configuration: .init(sizeLimit: .bytes(100_000), lowWaterMark: 1.0))
+            let metrics = TestMetrics()
+            let reporter = CacheMetrics(name: "photos", disk: disk, factory: metrics)
+            for i in 0..<5 { try disk.store(Data(count: 10_000), forKey: "m\(i)") }
+            try disk.store(Data(count: 60_000), forKey: "big")
+            reporter.update()
+            #expect(try counter(metrics, .notAdmitted, "disk") == 1)
+            #expect(try counter(metrics, .evictions, "disk") == 1)
+            #expect(try gauge(metrics, .entries, "disk") == 5)
+        }
+    }
+
     @Test func loaderReportsItsTiersAndTheNetwork() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in

@@ -302,6 +302,7 @@ import Testing
             #expect(cache.storageInvariantViolation == nil)
         }
         #expect(stores > 1)
+        #expect(cache.statistics.notAdmitted == stores - 1)
         #expect(cache.value(forKey: "big") == 99)
         #expect(cache.totalCost == 100)
         for i in 1..<5 { #expect(cache.value(forKey: "m\(i)") == i) }

@@ -280,6 +280,9 @@ extension DiskCache {
         public var writes = 0
         /// Entries evicted for any ``EvictionReason``.
         public var evictions = 0
+        /// Values the admission policy turned away at the store that wrote them
+        /// (``EvictionReason/notAdmitted``); also counted in ``evictions``.
+        public var notAdmitted = 0
         /// Bytes returned by reads.
         public var bytesRead = 0
         /// Bytes stored by writes.

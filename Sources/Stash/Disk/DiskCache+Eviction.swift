@@ -138,7 +138,11 @@ extension DiskCache {
         accessLog.withLock { log in
             for victim in victims { log.forget(Data(victim.key.utf8)) }
         }
-        counters.withLock { $0.evictions += victims.count }
+        let notAdmitted = victims.count { $0.reason == .notAdmitted }
+        counters.withLock { stats in
+            stats.evictions += victims.count
+            stats.notAdmitted += notAdmitted
+        }
         let continuations = evictionStreams.withLock { Array($0.values) }
         for victim in victims {
             let event = EvictionEvent(key: victim.key, size: victim.size, reason: victim.reason)

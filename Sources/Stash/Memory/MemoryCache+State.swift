@@ -127,6 +127,7 @@ extension MemoryCache {
                 if verdict == .rejected {
                     evictions.append(storage.remove(at: slot), reason: .notAdmitted)
                     statistics.evictions += 1
+                    statistics.notAdmitted += 1
                 } else if policy.kind == .adaptive {
                     balanceAdaptiveWindow(toCost: costLimit, count: countLimit, sparing: slot)
                 }

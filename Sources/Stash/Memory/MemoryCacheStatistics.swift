@@ -16,6 +16,9 @@ public struct MemoryCacheStatistics: Hashable, Sendable, CustomStringConvertible
     ///
     /// A value refused because its cost is over the per-entry limit is not counted.
     public var insertions: Int
+    /// Values the admission policy turned away as they were stored
+    /// (``MemoryEvictionReason/notAdmitted``); also counted in ``insertions`` and ``evictions``.
+    public var notAdmitted = 0
 
     /// Creates statistics; every counter defaults to zero.
     ///

@@ -157,6 +157,8 @@ import Testing
 
             #expect(try !cache.containsData(forKey: "big"))
             #expect(evicted.withLock { $0 } == ["big notAdmitted"])
+            #expect(cache.statistics.notAdmitted == 1)
+            #expect(cache.statistics.evictions == 1)
             for i in 0..<5 { #expect(try cache.data(forKey: "m\(i)") == pattern(10_000, seed: UInt64(i))) }
             #expect(try valueFiles(in: dir).isEmpty)  // the small ones are inline
             #expect(try cache.verify().isHealthy)
