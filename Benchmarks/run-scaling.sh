@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Cost per operation against the number of entries: Stash's DiskCache beside
-# python-diskcache, 1 KiB values, rounds interleaved (Stash, diskcache, Stash, …)
-# so that both see the same machine load. Prints the markdown table of medians.
+# python-diskcache, 1 KiB values, rounds interleaved (Stash, diskcache, SQLite floor,
+# Stash, …) so that all see the same machine load. Prints the markdown table of medians.
+# The SQLite floor (floor/sqlitefloor.c) is the least work a cache that commits one SQLite
+# transaction per write can do: a lower bound for both.
 #
 #   Benchmarks/run-scaling.sh [--entries 1000,10000,100000,1000000] [--rounds 3]
 #                             [--dir PARENT] [--throughput]
@@ -43,6 +45,8 @@ if [[ ! -x "$venv/bin/python" ]]; then python3 -m venv "$venv"; fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "diskcache==5.6.3"
 
 mkdir -p "$out" "$parent"
+floor="$out/sqlitefloor"
+cc -O2 -o "$floor" "$bench_dir/floor/sqlitefloor.c" -lsqlite3
 results="$out/scaling.jsonl"
 : > "$results"
 for n in ${entries//,/ }; do
@@ -53,6 +57,8 @@ for n in ${entries//,/ }; do
         echo "== $n entries, round $round: diskcache" >&2
         (cd "$bench_dir/python" && "$venv/bin/python" diskcache_scaling.py --entries "$n" --round "$round" \
             --dir "$parent" --template "$parent/template-diskcache-$n") >> "$results"
+        echo "== $n entries, round $round: sqlite floor" >&2
+        "$floor" --entries "$n" --round "$round" --dir "$parent" >> "$results"
     done
     rm -rf "$parent/template-stash-$n" "$parent/template-diskcache-$n"
 done
