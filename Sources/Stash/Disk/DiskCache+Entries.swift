@@ -13,11 +13,16 @@ extension DiskCache {
             try index.write { db -> String?? in
                 let homeID = Self.entryID(forKey: keyBytes)
                 // At the key's own id, or (only while displaced entries exist) through their keys.
+                // The file is read first rather than returned by the DELETE: SQLite runs
+                // `RETURNING` through a temporary table, which cost more than this lookup.
                 let atHome = try db.first(
-                    "DELETE FROM entries WHERE id = ?1 AND key = ?2 RETURNING file",
-                    [.integer(homeID), .blob(keyBytes)],
+                    "SELECT file FROM items WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)],
                     map: { $0.text(0) })
-                guard atHome == nil, try Self.hasDisplacedEntries(db) else { return atHome }
+                if atHome != nil {
+                    try db.run("DELETE FROM entries WHERE id = ?1", [.integer(homeID)])
+                    return atHome
+                }
+                guard try Self.hasDisplacedEntries(db) else { return nil }
                 return try db.first(
                     "DELETE FROM entries WHERE key = ?1 AND displaced = 1 RETURNING file", [.blob(keyBytes)],
                     map: { $0.text(0) })

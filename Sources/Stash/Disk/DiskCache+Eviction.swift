@@ -75,15 +75,15 @@ extension DiskCache {
         let limits = EvictionLimits(
             sizeLimit: effectiveSizeLimit.bytes, countLimit: configuration.countLimit,
             lowWaterMark: configuration.lowWaterMark, maximumBatch: configuration.maximumEvictionBatch?.bytes)
-        let totals = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
-            (size: $0.int(0), count: $0.int(1))
-        }
-        guard let totals else { return [] }
+        let read = try db.first(
+            "SELECT size - pinned_size, count - pinned_count, main_size, main_count FROM totals WHERE id = 1"
+        ) { (totals: (size: $0.int(0), count: $0.int(1)), main: (size: $0.int(2), count: $0.int(3))) }
+        guard let (totals, main) = read else { return [] }
         guard limits.areExceeded(by: totals) else {
             // TinyLFU's window keeps its share while the cache fills (a bounded move or two).
             guard configuration.evictionPolicy.usesFrequencySketch else { return [] }
             var balancingIndex = SQLiteEvictionIndex(
-                balancingIn: db, cache: self, protecting: protected, evictable: totals)
+                balancingIn: db, cache: self, protecting: protected, evictable: totals, main: main)
             try configuration.evictionPolicy.balanceWindow(
                 in: &balancingIndex, targetSize: limits.targetSize, targetCount: limits.targetCount,
                 capacity: limits.sizeLimit)

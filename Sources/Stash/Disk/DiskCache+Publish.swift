@@ -61,13 +61,20 @@ extension DiskCache {
                 // The row at the key's own id holds this key's entry, another key's (a
                 // collision), or nothing. Otherwise the entry may be a displaced one: its id
                 // was taken when it was stored (and may have been freed since).
+                // One statement reads the home row (if any) and whether displaced entries exist.
                 let homeID = Self.entryID(forKey: keyBytes)
-                let atHome = try db.first(
-                    "SELECT key = ?2, id, file, pinned, queue, rank, frequency FROM entries WHERE id = ?1",
-                    [.integer(homeID), .blob(keyBytes)]
-                ) { (isKeys: $0.int(0) != 0, entry: existing($0)) }
+                let (atHome, hasDisplaced) =
+                    try db.first(
+                        """
+                        SELECT e.key = ?2, e.id, e.file, e.pinned, e.queue, e.rank, e.frequency, t.displaced != 0
+                        FROM totals t LEFT JOIN entries e ON e.id = ?1 WHERE t.id = 1
+                        """,
+                        [.integer(homeID), .blob(keyBytes)]
+                    ) { row in
+                        (row.isNull(1) ? nil : (isKeys: row.int(0) != 0, entry: existing(row)), row.int(7) != 0)
+                    } ?? (nil, true)
                 var old = atHome?.isKeys == true ? atHome?.entry : nil
-                if old == nil, try Self.hasDisplacedEntries(db) {
+                if old == nil, hasDisplaced {
                     old = try db.first(
                         "SELECT 1, id, file, pinned, queue, rank, frequency FROM entries WHERE key = ?1 AND displaced = 1",
                         [.blob(keyBytes)], map: existing)
@@ -107,15 +114,16 @@ extension DiskCache {
                 } else {
                     // Another key holds this one's id: the entry takes a free one, and reads find
                     // it through the index of displaced keys.
+                    // The new row's id comes from the connection, not from `RETURNING`, which SQLite
+                    // runs through a temporary table.
                     let isDisplaced = atHome != nil
-                    id = try db.first(
+                    try db.run(
                         """
                         INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
                                              content_type, etag, last_modified, extra, queue, frequency, id, displaced)
                         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-                        RETURNING id
-                        """, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)]
-                    ) { $0.int64(0) }!
+                        """, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)])
+                    id = isDisplaced ? db.lastInsertRowID : homeID
                     if isDisplaced { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
                 }
                 if fileName != nil {

@@ -169,11 +169,18 @@ final class DiskIndex: @unchecked Sendable {
             }
             let db = state.connection!
             try db.executeCached("BEGIN IMMEDIATE")
+            db.writeTransactions += 1
+            // SQLite's data version moves with every commit, ours or another connection's, and
+            // with a rollback: unchanged since our last commit means nothing else wrote since.
+            let version = db.dataVersion
+            db.followsOwnCommit = version != nil && version == db.dataVersionAfterCommit
             do {
                 let result = try body(db)
                 try db.executeCached("COMMIT")
+                db.dataVersionAfterCommit = db.dataVersion
                 return result
             } catch {
+                db.dataVersionAfterCommit = nil
                 try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
                 writerEpoch.withLock { $0 += 1 }
                 throw error
