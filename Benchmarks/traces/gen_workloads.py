@@ -2,6 +2,7 @@
 """Generate the non-Zipf request traces as CSV (``time,key,size``), like gen_zipf.py.
 
     gen_workloads.py photo-feed  -o feed.csv  [--requests N] [--seed S]
+    gen_workloads.py photo-app   -o app.csv   [--requests N] [--seed S]
     gen_workloads.py loop        -o loop.csv  [--requests N] [--seed S]
     gen_workloads.py shift       -o shift.csv [--requests N] [--seed S] [--alpha A]
 
@@ -13,6 +14,19 @@ photo-feed  A photo app's traffic, recency-heavy. Photos are posted continually.
             revisited, thumbnail and large variant, with heavy-tailed popularity. Profile
             scans walk through a run of old thumbnails that are never requested again
             (one-hit wonders). Sizes 2 KiB-8 MiB.
+photo-app   The same ingredients with far more reuse, calibrated to resemble the photo-app
+            trace of issue 13 (not ours to see): ~116 000 objects per 1 000 000 requests,
+            2 KiB-8 MiB, and with libCacheSim at 1 / 5 / 10 % of the working set roughly
+            S3-FIFO 0.44 / 0.24 / 0.15, W-TinyLFU 0.78 / 0.34 / 0.23, Belady 0.29 / 0.14 / 0.12.
+            50 000 photos exist when the trace starts; about 0.9 new posts arrive per
+            session. 38 % of sessions scroll the feed newest-first through thumbnails
+            (2-64 KiB) to a heavy-tailed depth (lognormal: median 16 posts, mean ~35) and
+            open a large variant (256 KiB-8 MiB) now and then (0.07 % of views); 59 %
+            revisit 1-30 favourites, Zipf 0.55 over 22 000 of the older photos (opened large
+            0.4 % of the time); 3 % are profile scans of 10-76 thumbnails never requested
+            again. Calibrated by hand in a dozen tries (Benchmarks/POLICIES.md, "The
+            photo-app trace"): seed 1 gives 117 432 objects, a 5.95 GB working set, S3-FIFO
+            0.41 / 0.26 / 0.16, W-TinyLFU 0.61 / 0.36 / 0.23, Belady 0.29 / 0.15 / 0.12.
 loop        A loop over a set of objects whose bytes are 5.5 % of the working set (so just
             larger than a 5 % cache, far larger than 1 %, and inside 10 %), 80 % of the
             requests, interleaved with requests for a large, rarely repeated cold set.
@@ -92,6 +106,56 @@ def photo_feed(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(keys[:n_requests], dtype=np.int64), np.array(sizes[:n_requests], dtype=np.int64)
 
 
+def photo_app(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and sizes of the photo-app trace (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    py = random.Random(seed)
+    archive = 50_000  # photos posted before the trace starts; favourites are among them
+    max_photos = archive + n_requests  # an upper bound on photos; ids are used lazily
+    thumb_size = clamp_lognormal(rng, 16 * KIB, 0.8, 2 * KIB, 64 * KIB, max_photos)
+    large_size = clamp_lognormal(rng, 1.5 * MIB, 0.7, 256 * KIB, 8 * MIB, max_photos)
+    favourites = 22_000
+    favourite_photo = rng.permutation(archive)[:favourites]  # popularity rank -> photo
+    favourite_cdf = np.cumsum(np.arange(1, favourites + 1, dtype=np.float64) ** -0.55)
+    favourite_cdf /= favourite_cdf[-1]
+    # Thumbnail of photo p is 2p+1, its large variant 2p+2; scanned thumbnails come after.
+    keys: list[int] = []
+    sizes: list[int] = []
+    posted = archive
+    scan_next = 2 * max_photos + 10
+
+    def request(photo: int, large: bool) -> None:
+        keys.append(2 * photo + (2 if large else 1))
+        sizes.append(int(large_size[photo] if large else thumb_size[photo]))
+
+    while len(keys) < n_requests:
+        posted += int(rng.poisson(0.9))  # new posts since the previous session
+        activity = py.random()
+        if activity < 0.38:
+            # The feed, newest first, to a heavy-tailed depth (median 16 posts, mean ~35).
+            depth = min(posted, 1 + int(rng.lognormal(np.log(15), 1.3)))
+            for offset in range(depth):
+                photo = posted - 1 - offset
+                request(photo, large=False)
+                if py.random() < 0.0007:
+                    request(photo, large=True)
+        elif activity < 0.97:
+            # Favourites: 1-30 picks, Zipf 0.55 over 22 000 archived photos; rarely opened large.
+            for _ in range(py.randint(1, 30)):
+                rank = min(int(np.searchsorted(favourite_cdf, py.random(), side="right")), favourites - 1)
+                photo = int(favourite_photo[rank])
+                request(photo, large=False)
+                if py.random() < 0.004:
+                    request(photo, large=True)
+        else:
+            # A profile scan: a run of thumbnails nobody requests again.
+            for _ in range(py.randint(10, 76)):
+                keys.append(scan_next)
+                sizes.append(int(thumb_size[scan_next % max_photos]))
+                scan_next += 1
+    return np.array(keys[:n_requests], dtype=np.int64), np.array(sizes[:n_requests], dtype=np.int64)
+
+
 def loop(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Keys and sizes of the loop trace (see the module docstring)."""
     rng = np.random.default_rng(seed)
@@ -134,7 +198,7 @@ def shift(n_requests: int, seed: int, alpha: float) -> tuple[np.ndarray, np.ndar
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=["photo-feed", "loop", "shift"])
+    parser.add_argument("kind", choices=["photo-feed", "photo-app", "loop", "shift"])
     parser.add_argument("--requests", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--alpha", type=float, default=1.0, help="shift only: Zipf skew (default 1.0)")
@@ -144,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("need requests > 0")
     if args.kind == "photo-feed":
         keys, sizes = photo_feed(args.requests, args.seed)
+    elif args.kind == "photo-app":
+        keys, sizes = photo_app(args.requests, args.seed)
     elif args.kind == "loop":
         keys, sizes = loop(args.requests, args.seed)
     else:

@@ -7,8 +7,9 @@
 #   Benchmarks/traces/run-traces.sh [--quick] [--keep-libcachesim] [--seed N]
 #
 # Traces (1 000 000 requests each; --quick: 100 000): Zipf 0.6, 0.8, 1.0 and 1.2 over
-# 100 000 objects with lognormal sizes (median 30 KiB, sigma 1.2), a photo feed, a loop just
-# larger than a 5 % cache and a popularity shift halfway (gen_workloads.py). Cache sizes 1 %,
+# 100 000 objects with lognormal sizes (median 30 KiB, sigma 1.2), a photo feed, a photo app
+# with the reuse of issue 13's unseen trace, a loop just larger than a 5 % cache and a
+# popularity shift halfway (gen_workloads.py). Cache sizes 1 %,
 # 5 % and 10 % of each trace's working set.
 # --keep-libcachesim reuses out/traces/replay.jsonl when it is newer than every trace (the
 # libCacheSim replays take most of the time: W-TinyLFU alone runs minutes on the photo feed).
@@ -57,7 +58,7 @@ for alpha in 0.6 0.8 1.0 1.2; do
         --size lognormal:median=30720,sigma=1.2 --requests "$requests" --objects "$objects" --seed "$seed" -o "$out/$name"
     traces+=("$out/$name")
 done
-for kind in photo-feed loop shift; do
+for kind in photo-feed photo-app loop shift; do
     name="$kind-${requests}.csv"
     [[ -s "$out/$name" ]] || "$python" "$bench_dir/traces/gen_workloads.py" "$kind" --requests "$requests" \
         --seed "$seed" -o "$out/$name"
