@@ -55,6 +55,14 @@ def clamp_lognormal(rng: np.random.Generator, median: float, sigma: float, low: 
     return np.clip(np.rint(sizes), low, high).astype(np.int64)
 
 
+def append_scan(keys: list[int], sizes: list[int], first: int, count: int, thumb_size: np.ndarray) -> int:
+    """Appends a profile scan of `count` thumbnails from key `first` on; returns the next key."""
+    for key in range(first, first + count):
+        keys.append(key)
+        sizes.append(int(thumb_size[key % len(thumb_size)]))
+    return first + count
+
+
 def photo_feed(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Keys and sizes of the photo-feed trace (see the module docstring)."""
     rng = np.random.default_rng(seed)
@@ -99,10 +107,7 @@ def photo_feed(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
                     request(photo, large=True)
         else:
             # A profile scan: a run of old thumbnails nobody requests again.
-            for _ in range(py.randint(20, 300)):
-                keys.append(scan_next)
-                sizes.append(int(thumb_size[scan_next % max_photos]))
-                scan_next += 1
+            scan_next = append_scan(keys, sizes, scan_next, py.randint(20, 300), thumb_size)
     return np.array(keys[:n_requests], dtype=np.int64), np.array(sizes[:n_requests], dtype=np.int64)
 
 
@@ -149,10 +154,7 @@ def photo_app(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
                     request(photo, large=True)
         else:
             # A profile scan: a run of thumbnails nobody requests again.
-            for _ in range(py.randint(10, 76)):
-                keys.append(scan_next)
-                sizes.append(int(thumb_size[scan_next % max_photos]))
-                scan_next += 1
+            scan_next = append_scan(keys, sizes, scan_next, py.randint(10, 76), thumb_size)
     return np.array(keys[:n_requests], dtype=np.int64), np.array(sizes[:n_requests], dtype=np.int64)
 
 
