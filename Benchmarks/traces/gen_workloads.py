@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -53,6 +54,16 @@ MIB = 1024 * KIB
 def clamp_lognormal(rng: np.random.Generator, median: float, sigma: float, low: int, high: int, n: int) -> np.ndarray:
     sizes = rng.lognormal(mean=np.log(median), sigma=sigma, size=n)
     return np.clip(np.rint(sizes), low, high).astype(np.int64)
+
+
+def scroll_feed(request: Callable[[int, bool], None], py: random.Random, posted: int, depth: int, opens: float) -> None:
+    """Requests the thumbnails of the `depth` newest of `posted` photos, newest first, opening
+    each one's large variant with probability `opens`."""
+    for offset in range(depth):
+        photo = posted - 1 - offset
+        request(photo, False)
+        if py.random() < opens:
+            request(photo, True)
 
 
 def append_scan(keys: list[int], sizes: list[int], first: int, count: int, thumb_size: np.ndarray) -> int:
@@ -92,11 +103,7 @@ def photo_feed(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         if activity < 0.70:
             # A feed session: newest first, to a geometric depth (mean 60 posts).
             depth = min(posted, 1 + int(rng.geometric(1 / 60)))
-            for offset in range(depth):
-                photo = posted - 1 - offset
-                request(photo, large=False)
-                if py.random() < 0.04:
-                    request(photo, large=True)
+            scroll_feed(request, py, posted, depth, opens=0.04)
         elif activity < 0.95:
             # Favourites: a few heavy-tailed picks among older photos.
             for _ in range(py.randint(1, 6)):
@@ -139,11 +146,7 @@ def photo_app(n_requests: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         if activity < 0.38:
             # The feed, newest first, to a heavy-tailed depth (median 16 posts, mean ~35).
             depth = min(posted, 1 + int(rng.lognormal(np.log(15), 1.3)))
-            for offset in range(depth):
-                photo = posted - 1 - offset
-                request(photo, large=False)
-                if py.random() < 0.0007:
-                    request(photo, large=True)
+            scroll_feed(request, py, posted, depth, opens=0.0007)
         elif activity < 0.97:
             # Favourites: 1-30 picks, Zipf 0.55 over 22 000 archived photos; rarely opened large.
             for _ in range(py.randint(1, 30)):
