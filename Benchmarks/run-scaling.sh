@@ -15,7 +15,8 @@
 #   --throughput    also measure Stash's get-hit throughput with 1, 2, 4 threads and
 #                   2, 4 processes
 #
-# Needs the release benchmark executable (swift build -c release --product StashBenchmarks).
+# Needs the release benchmark executable (swift build -c release --product StashBenchmarks)
+# and a C compiler with libsqlite3-dev (for the floor).
 # Results: Benchmarks/out/scaling.jsonl and Benchmarks/out/scaling.md.
 set -euo pipefail
 
@@ -33,7 +34,7 @@ while [[ $# -gt 0 ]]; do
         --rounds) rounds="$2"; shift ;;
         --dir) parent="$2"; shift ;;
         --throughput) throughput=1 ;;
-        -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "run-scaling.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
