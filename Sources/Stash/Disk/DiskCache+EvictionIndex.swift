@@ -228,17 +228,14 @@ extension DiskCache {
     /// write costs less than one `UPDATE … RETURNING`, which SQLite runs through a temporary
     /// table (a tenth of the instructions of a 1 KiB store, callgrind).
     static func reserveRanks(_ n: Int, in db: SQLiteConnection) throws -> Int64 {
-        let transaction = db.writeTransactions
         let clock: Int64
-        if let known = db.knownClock,
-            known.transaction == transaction || (known.transaction == transaction - 1 && db.followsOwnCommit)
-        {
+        if let known = db.knownClock, db.isStillCurrent(fromWriteTransaction: known.transaction) {
             clock = known.value
         } else {
             clock = try db.first("SELECT clock FROM totals WHERE id = 1") { $0.int64(0) } ?? 0
         }
         try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(clock + Int64(n))])
-        db.knownClock = (transaction, clock + Int64(n))
+        db.knownClock = (db.writeTransactions, clock + Int64(n))
         return clock + Int64(n)
     }
 }

@@ -39,12 +39,8 @@ extension DiskCache {
     func synchronizeSketch(in db: SQLiteConnection) throws {
         let here = (connection: db.identity, transaction: db.writeTransactions)
         let isKnownCurrent = sketchSlot.withLock { slot in
-            guard slot.sketch != nil, let checked = slot.checked, checked.connection == here.connection else {
-                return false
-            }
-            guard
-                checked.transaction == here.transaction
-                    || (checked.transaction == here.transaction - 1 && db.followsOwnCommit)
+            guard slot.sketch != nil, let checked = slot.checked, checked.connection == here.connection,
+                db.isStillCurrent(fromWriteTransaction: checked.transaction)
             else { return false }
             slot.checked = here
             return true

@@ -47,6 +47,12 @@ final class SQLiteConnection {
     /// `DiskIndex.write`; state copied from the index in the previous transaction is then
     /// still current without reading it again.
     var followsOwnCommit = false
+    /// Whether what this connection read or wrote in its write transaction `transaction` is
+    /// still what the index holds: it is the current transaction, or the previous one and
+    /// the current one follows its commit (`followsOwnCommit`).
+    func isStillCurrent(fromWriteTransaction transaction: Int) -> Bool {
+        transaction == writeTransactions || (transaction == writeTransactions - 1 && followsOwnCommit)
+    }
     /// The index's logical clock (`totals.clock`) as this connection last read or wrote it, and
     /// in which write transaction (see `DiskCache.reserveRanks`).
     var knownClock: (transaction: Int, value: Int64)?
