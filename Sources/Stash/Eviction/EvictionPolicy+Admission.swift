@@ -64,7 +64,10 @@ extension EvictionPolicy {
     ) throws -> (window: (size: Int, count: Int), main: (size: Int, count: Int)) {
         let entries = index.evictable.count
         let share = try index.withFrequencySketch { sketch in
-            if widensSketch { sketch.ensureCapacity(forEntries: entries) }
+            if widensSketch {
+                sketch.ensureCapacity(forEntries: entries)
+                if kind == .adaptive { sketch.regrets.setLimits(capacity: capacity, countLimit: targetCount, entries: entries) }
+            }
             return kind == .adaptive ? sketch.climber.windowShare : 0
         }
         let windowSize = max(
@@ -173,7 +176,7 @@ extension EvictionPolicy {
             guard let oldest = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first else {
                 return
             }
-            try index.evict(oldest)
+            try evictRemembering(oldest, from: &index)
         }
     }
 
@@ -223,13 +226,13 @@ extension EvictionPolicy {
                 victims.isEmpty || outweighs(candidate, victims, sketch)
             }
             if admitted {
-                for victim in victims { try index.evict(victim) }
+                for victim in victims { try evictRemembering(victim, from: &index) }
                 let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
                 try index.setState(moved, forEntry: candidate.id)
                 return victims.isEmpty
             }
         }
-        try index.evict(candidate)
+        try evictRemembering(candidate, from: &index)
         return false
     }
 

@@ -110,10 +110,22 @@ extension EvictionPolicy {
                     queue: Self.mainQueue, rank: try index.nextRank(), frequency: oldest.state.frequency - 1)
                 try index.setState(again, forEntry: oldest.id)
             } else {
-                try index.evict(oldest)
+                try evictRemembering(oldest, from: &index)
                 return true
             }
         }
         return false
+    }
+
+    /// Evicts `entry`; the adaptive policy first remembers it as a ghost of its queue, the
+    /// evidence of its window climber (see ``RegretLedger``).
+    func evictRemembering(_ entry: PolicyEntry, from index: inout some EvictionIndex) throws {
+        if kind == .adaptive {
+            try index.withFrequencySketch { sketch in
+                let queue: RegretLedger.Queue = entry.state.queue == Self.smallQueue ? .window : .main
+                sketch.regrets.remember(entry.fingerprint, size: entry.size, leaving: queue)
+            }
+        }
+        try index.evict(entry)
     }
 }

@@ -170,7 +170,7 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
             try index.withFrequencySketch { sketch in
                 sketch.add(fingerprint)
                 sketch.ageIfDue(samplesPerWord: adapts ? Self.adaptiveSamplesPerWord : FrequencySketch.samplesPerWord)
-                if adapts { sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize) }
+                if adapts { sketch.recordClimberMiss(fingerprint) }
             }
             if var state = existing {
                 state.frequency = min(state.frequency + 1, Self.maximumFrequency)

@@ -68,6 +68,11 @@ package struct EvictionSimulator {
         return false
     }
 
+    /// Forgets what a reopened DiskCache forgets: the adaptive policy's ghosts and regrets.
+    package mutating func reopen() {
+        index.forgetRegrets()
+    }
+
     /// Whether `key` is cached.
     package func contains(_ key: String) -> Bool {
         ids[key].map { index.stored[$0] != nil } ?? false

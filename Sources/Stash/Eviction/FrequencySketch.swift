@@ -45,6 +45,9 @@ package struct FrequencySketch: Hashable, Sendable {
     /// The ``EvictionPolicy/adaptive`` policy's window sizing, kept and persisted with the
     /// sketch because both are the policy's shared, approximate memory of recent requests.
     package var climber = WindowClimber()
+    /// The climber's evidence: ghosts of evicted entries and the regrets of misses on them.
+    /// Kept in memory only, never persisted (see ``RegretLedger``).
+    package var regrets = RegretLedger()
 
     /// An empty sketch for about `entries` entries; `isBlocked` chooses the memory tier's
     /// layout (four counters in one 64-byte block), which is never persisted.
@@ -82,6 +85,15 @@ package struct FrequencySketch: Hashable, Sendable {
     /// ``blockedWordsPerEntry`` in the blocked layout.
     package var entryWords: Int {
         isBlocked ? Self.blockedWordsPerEntry : Self.wordsPerEntry
+    }
+
+    /// Counts a miss of `fingerprint` for the window climber: first a regret, if an eviction
+    /// the ledger remembers caused it, then a request of the climber's sample, which may end
+    /// the sample and move the window.
+    package mutating func recordClimberMiss(_ fingerprint: Int64) {
+        regrets.recordMiss(of: fingerprint)
+        let sampleSize = climberSampleSize
+        climber.recordMiss(sampleSize: sampleSize, regrets: &regrets)
     }
 
     /// Climber samples per entry the table is sized for.

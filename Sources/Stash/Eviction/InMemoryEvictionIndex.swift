@@ -175,4 +175,10 @@ package struct InMemoryEvictionIndex: EvictionIndex {
 
     /// The frequency sketch, if a policy has used one.
     package var frequencySketch: FrequencySketch? { sketch }
+
+    /// Forgets the adaptive policy's ghosts and regrets, as a DiskCache does when it reopens
+    /// (they are never persisted).
+    package mutating func forgetRegrets() {
+        sketch?.regrets = RegretLedger()
+    }
 }

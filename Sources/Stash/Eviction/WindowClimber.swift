@@ -77,11 +77,17 @@ package struct WindowClimber: Hashable, Sendable {
         sampleRequests += count
     }
 
-    /// Counts one miss, then moves the window if a sample of `sampleSize` requests is complete.
-    package mutating func recordMiss(sampleSize: Int) {
+    /// Counts one miss, then moves the window if a sample of `sampleSize` requests is complete,
+    /// by the regrets `regrets` counted during the sample (which it takes).
+    ///
+    /// The window grows if its regrets, weighed by ``weight(ofShare:)`` of its share, exceed the
+    /// main queue's weighed by that of the main queue's share by more than ``significance``
+    /// Poisson standard deviations, and shrinks if the main queue's exceed the window's as much.
+    package mutating func recordMiss(sampleSize: Int, regrets: inout RegretLedger) {
         sampleRequests += 1
         guard sampleRequests >= max(1, sampleSize) else { return }
         let hitRate = Double(sampleHits) / Double(sampleRequests)
+        let (windowRegrets, mainRegrets) = regrets.takeRegrets()
         defer {
             previousHitRate = hitRate
             sampleHits = 0
@@ -89,24 +95,37 @@ package struct WindowClimber: Hashable, Sendable {
         }
         guard previousHitRate >= 0 else { return }
         let change = hitRate - previousHitRate
-        // Two standard deviations of the difference of two samples' hit rates: a smaller
-        // change is noise, not evidence.
-        let mean = (hitRate + previousHitRate) / 2
-        let noise = Self.significance * (max(mean * (1 - mean), 1e-4) * 2 / Double(sampleRequests)).squareRoot()
+        // A regret is worth more in the smaller queue: each of its bytes holds more of what a
+        // byte more would have kept. A measured compromise, not a derivation (share^-1 or no
+        // weight let a main queue that evicts little, and so collects few regrets, shrink to
+        // nothing in the memory tier; see `Benchmarks/POLICIES.md`).
+        let window = Self.weight(ofShare: windowShare)
+        let main = Self.weight(ofShare: 1 - windowShare)
+        let balance = Double(windowRegrets) * window - Double(mainRegrets) * main
+        let noise =
+            Self.significance
+            * (Double(windowRegrets) * window * window + Double(mainRegrets) * main * main).squareRoot()
         let move: Double
-        if change > noise {
-            move = step  // the last move helped: again
-        } else if change < -noise {
-            move = -step  // it hurt: back
+        if balance > noise && balance > 0 {
+            move = abs(step)  // a larger window would have kept more of what was missed
+        } else if -balance > noise && balance < 0 {
+            move = -abs(step)  // a larger main queue would have
         } else {
             // No evidence either way: lean to the smaller window (the frequency filter guards
             // more), but probe upwards from the floor, so a recency-heavy workload is found.
-            // The lean is a quarter step, so that it drifts where the hit rate is flat and is
-            // undone by the first significant loss.
+            // The lean is a quarter step, so that it drifts where nothing is regretted and is
+            // undone by the first significant excess of window regrets.
             move = windowShare <= Self.minimumShare ? abs(step) : -abs(step) * Self.lean
         }
         windowShare = min(Self.maximumShare, max(Self.minimumShare, windowShare + move))
         let direction = move >= 0 ? 1.0 : -1.0
+        // A change of the hit rate by 5 points means the workload changed: climb again from a
+        // full step. Without the restarts, the photo-app trace's 10 % points were lost.
         step = direction * (abs(change) >= Self.restartThreshold ? Self.fullStep : abs(step) * Self.stepDecay)
+    }
+
+    /// How much one regret of a queue holding `share` of the cache weighs: `share^-1/2`.
+    package static func weight(ofShare share: Double) -> Double {
+        1 / max(share, minimumShare).squareRoot()
     }
 }

@@ -44,7 +44,21 @@ extension MemoryCache {
             sketch.ageIfDue(
                 samplesPerWord: EvictionPolicy.adaptiveSamplesPerWord * FrequencySketch.wordsPerEntry
                     / FrequencySketch.blockedWordsPerEntry)
-            sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize)
+            sketch.recordClimberMiss(Int64(fingerprint))
+        }
+
+        /// Sets the horizon of the climber's ghosts for a cache of `costLimit` and `countLimit`
+        /// holding `entries` entries; called as an eviction to the limits begins.
+        @usableFromInline
+        mutating func setRegretLimits(costLimit: Int, countLimit: Int, entries: Int) {
+            sketch.regrets.setLimits(capacity: costLimit, countLimit: countLimit, entries: entries)
+        }
+
+        /// Remembers the eviction of an entry with `fingerprint` and `cost` from the window
+        /// (`isInWindow`) or the main queue: the climber's evidence.
+        @usableFromInline
+        mutating func rememberEviction(_ fingerprint: UInt32, cost: Int, isInWindow: Bool) {
+            sketch.regrets.remember(Int64(fingerprint), size: cost, leaving: isInWindow ? .window : .main)
         }
 
         /// How many main-queue entries at its tail a won contest has condemned and the

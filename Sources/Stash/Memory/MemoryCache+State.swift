@@ -125,6 +125,8 @@ extension MemoryCache {
                 // to the main queue, whose victims made its room; one that lost is not kept.
                 storage.link(slot, intoSmallQueue: isIntoSmallQueue && verdict != .admitted)
                 if verdict == .rejected {
+                    let node = storage.nodes[slot]
+                    storage.admission.rememberEviction(node.fingerprint, cost: node.cost, isInWindow: true)
                     evictions.append(storage.remove(at: slot), reason: .notAdmitted)
                     statistics.evictions += 1
                     statistics.notAdmitted += 1
@@ -161,10 +163,20 @@ extension MemoryCache {
             // The entry being stored joins the adaptive window after this: it counts there.
             storage.admission.pendingCost = reserved
             defer { storage.admission.pendingCost = 0 }
+            // The adaptive policy remembers what it evicts to make room (not what memory
+            // pressure takes) as the evidence of its climber.
+            let remembers = policy.kind == .adaptive && reason == .limit
+            if remembers {
+                storage.admission.setRegretLimits(costLimit: cost, countLimit: count, entries: storage.count)
+            }
             // The adaptive policy's won contest condemns several entries: they all go.
             while storage.totalCost > cost - reserved || storage.count > count || storage.admission.condemned > 0,
                 let slot = nextVictim(toCost: cost, count: count)
             {
+                if remembers {
+                    let node = storage.nodes[slot]
+                    storage.admission.rememberEviction(node.fingerprint, cost: node.cost, isInWindow: node.isInSmallQueue)
+                }
                 evictions.append(storage.remove(at: slot), reason: reason)
                 statistics.evictions += 1
             }

@@ -36,9 +36,12 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
                 if cached != predicted { disagreements += 1 }
                 if cached { hits += 1 }
                 if step == 2000 || step == 6000 {
-                    // Policy state (queues, ranks, hit counts, ghosts, hand, sketch) lives in the index.
+                    // Policy state (queues, ranks, hit counts, ghosts, hand, sketch) lives in the
+                    // index; only the adaptive climber's ghosts and regrets are lost, as in the
+                    // simulator's reopening.
                     cache.close()
                     cache = try DiskCache(directory: dir, configuration: configuration)
+                    simulator.reopen()
                 }
             }
             #expect(disagreements == 0)

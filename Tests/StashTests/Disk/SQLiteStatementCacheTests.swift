@@ -16,7 +16,7 @@ import Testing
             var addresses = Set<Int>()
             for i in 0..<200 {
                 let sql = "SELECT \(i % 2) AS value, 'a text long enough to live on the heap'"
-                sql.utf8.withContiguousStorageIfAvailable { addresses.insert(Int(bitPattern: $0.baseAddress)) }
+                _ = sql.utf8.withContiguousStorageIfAvailable { addresses.insert(Int(bitPattern: $0.baseAddress)) }
                 #expect(try db.first(sql) { $0.int(0) } == i % 2, "turn \(i)")
             }
             // The test means something only if some address came back.

@@ -194,7 +194,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
             return true
         }
         sketch.ageIfDue(samplesPerWord: adapts ? 2 : FrequencySketch.samplesPerWord)
-        if adapts { sketch.climber.recordMiss(sampleSize: sketch.climberSampleSize) }
+        if adapts { sketch.recordClimberMiss(fingerprint) }
         window.append(key)
         frequency[key] = 0
         let count = window.count + main.count
@@ -212,6 +212,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
             return false
         }
         sketch.ensureCapacity(forEntries: count)
+        if adapts { sketch.regrets.setLimits(capacity: capacity, countLimit: .max, entries: count) }
         var freeMoves = 0
         var chances = EvictionPolicy.maximumSecondChances
         var isKeyDecided = false
@@ -232,6 +233,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
                 guard let oldest = window.first(where: { $0 != key }) else { break }
                 window.removeAll { $0 == oldest }
                 frequency[oldest] = nil
+                remember(oldest, leaving: .window)
             }
         }
         return false
@@ -273,6 +275,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
                 for victim in victims {
                     main.removeAll { $0 == victim }
                     frequency[victim] = nil
+                    remember(victim, leaving: .main)
                 }
                 window.removeAll { $0 == candidate }
                 main.append(candidate)
@@ -282,7 +285,13 @@ struct ReferenceTinyLFU: ReferencePolicy {
         }
         window.removeAll { $0 == candidate }
         frequency[candidate] = nil
+        remember(candidate, leaving: .window)
         return false
+    }
+
+    /// With `adapts`, remembers an evicted key as a ghost of the queue it left (size 1).
+    private mutating func remember(_ key: String, leaving queue: RegretLedger.Queue) {
+        if adapts { sketch.regrets.remember(DiskCache.fingerprint(Array(key.utf8)), size: 1, leaving: queue) }
     }
 
     private mutating func evictFromMain() -> Bool {
@@ -293,6 +302,7 @@ struct ReferenceTinyLFU: ReferencePolicy {
                 main.append(oldest)
             } else {
                 frequency[oldest] = nil
+                remember(oldest, leaving: .main)
                 return true
             }
         }
