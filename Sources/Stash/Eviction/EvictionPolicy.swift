@@ -68,19 +68,21 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// which is what frequency-heavy workloads (Zipf popularity, loops larger than the cache)
     /// need, but it turns away newcomers that recency-heavy workloads (a feed read newest
     /// first) read again soon after. So, as in Caffeine's adaptive W-TinyLFU, a hill climber
-    /// resizes the window from the hit rate it samples (one sample per cached entry's worth of
-    /// requests): from 1 % of the cache, where the filter decides nearly everything, up to 99 %,
-    /// where the cache is nearly an LRU (the window is a CLOCK: an entry read since it last
-    /// reached the window's oldest end goes round again) that still keeps what the sketch says
-    /// is popular. A window entry joins the main queue only if it was requested more often per
-    /// byte than the entries it displaces, together, so that a small cache does not fill up
-    /// with a few large entries. So does the entry being written when it alone is more than
-    /// the window (no other window entry can give way for it): if it loses, it is evicted at
-    /// once, as W-TinyLFU turns a newcomer away, and the entries it would have displaced stay.
-    /// Its
-    /// state (the share, the step, the last sampled hit rate) is persisted with the frequency
-    /// sketch, shared by the processes that open the cache as the sketch is, and changes only
-    /// at writes, so batched hits change no decision. See `Benchmarks/POLICIES.md`.
+    /// resizes the window once per sample of requests (two per cached entry): from 1 % of the
+    /// cache, where the filter decides nearly everything, up to 99 %, where the cache is nearly
+    /// an LRU (the window is a CLOCK: an entry read since it last reached the window's oldest
+    /// end goes round again) that still keeps what the sketch says is popular. Its evidence is
+    /// ARC's: a miss on an entry that a queue evicted lately is a regret of that queue, and the
+    /// window moves towards the queue that is regretted more (see `RegretLedger`). A window
+    /// entry joins the main queue only if it was requested more often per byte than the entries
+    /// it displaces, together, so that a small cache does not fill up with a few large entries.
+    /// So does the entry being written when it alone is more than the window (no other window
+    /// entry can give way for it): if it loses, it is evicted at once, as W-TinyLFU turns a
+    /// newcomer away, and the entries it would have displaced stay. The climber's state (the
+    /// share, the step, the last sampled hit rate) is persisted with the frequency sketch,
+    /// shared by the processes that open the cache as the sketch is, and changes only at
+    /// writes, so batched hits change no decision; its regrets are gathered in memory by each
+    /// cache object. See `Benchmarks/POLICIES.md`.
     public static let adaptive = EvictionPolicy(kind: .adaptive)
 
     /// ``tinyLFU`` minimising `objective` instead of the object miss ratio.

@@ -1,22 +1,27 @@
 /// The hill climber of the ``EvictionPolicy/adaptive`` policy: it sizes the admission window
-/// from the hit rate it samples, in the manner of Caffeine's adaptive W-TinyLFU.
+/// from the regrets of the misses it samples, in the manner of Caffeine's adaptive W-TinyLFU
+/// and with ARC's kind of evidence.
 ///
 /// Requests are counted in samples of `sampleSize` requests; the first sample only sets a
-/// baseline. At the end of each later sample the window's share of the cache moves by `step`:
-/// in the same direction as the last move if the hit rate rose by more than two standard
-/// deviations of sampling noise, the other way if it fell by as much, and otherwise a quarter
-/// step towards the smaller window (a full step up from the floor, to probe). The step decays
-/// by 2 % per sample, so the share settles, and jumps back to its full size when the hit rate
-/// changes by 5 points or more (the workload changed). A recency-heavy workload, whose entries
-/// are read while they are new, grows the window towards an LRU queue of the whole cache; a
-/// frequency-heavy one keeps it near the 1 % where the frequency filter guards almost
-/// everything. A new climber starts at half the cache (``startingShare``; the memory tier's at
-/// 1 %), moving down, so that the rising hit rate of a cache that is still filling does not
-/// push the window open.
+/// baseline. During a sample, a miss on an entry that the window (or the main queue) evicted
+/// lately is a regret of that queue (see ``RegretLedger``). At the end of each later sample
+/// the window's share of the cache moves by `step` towards the queue whose regrets, each
+/// weighed by ``weight(ofShare:)`` of its queue's share, exceed the other's by more than two
+/// standard deviations of their Poisson noise, and otherwise a quarter step towards the
+/// smaller window (a full step up from the floor, to probe). The step decays by 2 % per
+/// sample, so the share settles, and jumps back to its full size when the hit rate changes by
+/// 5 points or more (the workload changed). Regrets are counted on the same requests for both
+/// queues, so a bursty workload, whose hit rate jumps from one sample to the next by far more
+/// than sampling noise, does not send the window on a random walk, as comparing successive
+/// hit rates did (see "The photo-app trace" in `Benchmarks/POLICIES.md`). A recency-heavy
+/// workload, whose entries are read while they are new, grows the window towards an LRU queue
+/// of the whole cache; a frequency-heavy one keeps it near the 1 % where the frequency filter
+/// guards almost everything. A new climber starts at half the cache (``startingShare``).
 ///
 /// Counting is commutative within a sample, and the climber moves only at a write (a miss),
 /// so DiskCache, which applies batched hits before each write, takes the same steps as a
-/// replay. It is persisted with the frequency sketch, so a reopened cache keeps its share.
+/// replay. Its five fields are persisted with the frequency sketch, so a reopened cache keeps
+/// its share; the regrets are not (a reopened cache gathers them afresh).
 package struct WindowClimber: Hashable, Sendable {
     /// The smallest share of the cache the window holds.
     package static let minimumShare = 0.01
