@@ -66,7 +66,9 @@ extension EvictionPolicy {
         let share = try index.withFrequencySketch { sketch in
             if widensSketch {
                 sketch.ensureCapacity(forEntries: entries)
-                if kind == .adaptive { sketch.regrets.setLimits(capacity: capacity, countLimit: targetCount, entries: entries) }
+                if kind == .adaptive {
+                    sketch.regrets.setLimits(capacity: capacity, countLimit: targetCount, entries: entries)
+                }
             }
             return kind == .adaptive ? sketch.climber.windowShare : 0
         }

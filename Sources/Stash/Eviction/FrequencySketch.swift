@@ -46,6 +46,7 @@ package struct FrequencySketch: Hashable, Sendable {
     /// sketch because both are the policy's shared, approximate memory of recent requests.
     package var climber = WindowClimber()
     /// The climber's evidence: ghosts of evicted entries and the regrets of misses on them.
+    ///
     /// Kept in memory only, never persisted (see ``RegretLedger``).
     package var regrets = RegretLedger()
 

@@ -120,8 +120,9 @@ package struct RegretLedger: Hashable, Sendable {
         }
     }
 
-    /// Counts a miss on `fingerprint`: a regret of the queue that evicted it within the
-    /// horizon. Its ghost is forgotten either way.
+    /// Counts a miss on `fingerprint`: a regret of the queue that evicted it within the horizon.
+    ///
+    /// Its ghost is forgotten either way.
     package mutating func recordMiss(of fingerprint: Int64) {
         guard let ghost = live.removeValue(forKey: fingerprint) else { return }
         let age = Self.age(of: ghost.stamp, at: queues[ghost.queue.rawValue].clock)

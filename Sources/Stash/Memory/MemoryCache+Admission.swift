@@ -1,7 +1,8 @@
 extension MemoryCache {
-    /// The adaptive policy's memory of recent requests: a frequency sketch of key hash values and
-    /// the hill climber that sizes the window, as ``EvictionPolicy/adaptive`` keeps them on disk
-    /// (here they live as long as the cache object).
+    /// The adaptive policy's memory of recent requests: a frequency sketch of key hash values,
+    /// the hill climber that sizes the window and the ghosts of evicted entries that are its
+    /// evidence, as ``EvictionPolicy/adaptive`` keeps them for the disk tier (here they live as
+    /// long as the cache object).
     ///
     /// Its operations are not inlinable (they use the disk policy's package-level types), so
     /// a hit under this policy costs one call more than under the others.

@@ -175,7 +175,8 @@ extension MemoryCache {
             {
                 if remembers {
                     let node = storage.nodes[slot]
-                    storage.admission.rememberEviction(node.fingerprint, cost: node.cost, isInWindow: node.isInSmallQueue)
+                    storage.admission.rememberEviction(
+                        node.fingerprint, cost: node.cost, isInWindow: node.isInSmallQueue)
                 }
                 evictions.append(storage.remove(at: slot), reason: reason)
                 statistics.evictions += 1

@@ -133,7 +133,8 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
     @Test func aSmallQueuesRegretsWeighMore() {
         // At a 10 % window, 20 window regrets (each 0.1^-1/2 = 3.16) outweigh 30 of the main
         // queue (each 0.9^-1/2 = 1.05) by 31.6, beyond a noise of 30.5: the window grows.
-        var climber = WindowClimber(windowShare: 0.1, step: -0.04, previousHitRate: 0.5, sampleHits: 0, sampleRequests: 0)
+        var climber = WindowClimber(
+            windowShare: 0.1, step: -0.04, previousHitRate: 0.5, sampleHits: 0, sampleRequests: 0)
         sample(&climber, hits: 500, of: 1000, regrets: (window: 20, main: 30))
         #expect(abs(climber.windowShare - 0.14) < 1e-12)
         // 10 against 25 is within the noise either way: a lean towards the smaller window.
