@@ -40,27 +40,32 @@ import Testing
         #expect(ledger.takeRegrets() == (window: 1, main: 0))
     }
 
-    @Test func ghostsOlderThanTwoHorizonsOrBeyondTheLimitAreForgotten() {
+    @Test func aFullTableKeepsTheNewestGhosts() {
         var ledger = RegretLedger()
-        ledger.setLimits(capacity: 1600, countLimit: .max, entries: 10)
-        for fingerprint in Int64(0)..<100 { ledger.remember(fingerprint, size: 10, leaving: .main) }
-        // Two horizons are 200 bytes: the ghosts of the last 20 entries (the newest stamped at 0
-        // bytes back, the oldest kept at 190).
-        #expect(ledger.count == 20)
-        // Without a byte horizon, each queue keeps at most as many ghosts as the cache holds
-        // entries, and at least 1024.
-        ledger.setLimits(capacity: .max, countLimit: .max, entries: 2000)
-        for fingerprint in Int64(1000)..<6000 { ledger.remember(fingerprint, size: 0, leaving: .window) }
-        #expect(ledger.count == 20 + 2000)
-        ledger.setLimits(capacity: .max, countLimit: .max, entries: 10)
-        ledger.remember(9999, size: 0, leaving: .window)
-        #expect(ledger.count == 20 + RegretLedger.minimumGhostLimit)
-        // A fingerprint remembered again is one ghost, the newer.
-        ledger.recordMiss(of: 9999)
-        _ = ledger.takeRegrets()
-        ledger.remember(5999, size: 0, leaving: .main)
-        ledger.recordMiss(of: 5999)
-        #expect(ledger.takeRegrets() == (window: 0, main: 1))
+        #expect(ledger.capacity == 0, "no table before the first eviction")
+        for fingerprint in Int64(0)..<20_000 { ledger.remember(fingerprint &* 7919, size: 10, leaving: .main) }
+        #expect(ledger.capacity == RegretLedger.minimumSlots)
+        #expect(ledger.count == RegretLedger.minimumSlots, "every slot holds a ghost")
+        for fingerprint in Int64(0)..<1000 { ledger.recordMiss(of: fingerprint &* 7919) }
+        #expect(ledger.takeRegrets() == (window: 0, main: 0), "the oldest ghosts were displaced")
+        for fingerprint in Int64(19_744)..<20_000 { ledger.recordMiss(of: fingerprint &* 7919) }
+        let newest = ledger.takeRegrets()
+        #expect(newest.main > 200, "of the newest 256 ghosts, \(newest.main) were kept")
+    }
+
+    @Test func theTableGrowsWithTheCacheAndKeepsEveryGhost() {
+        var ledger = RegretLedger()
+        for fingerprint in Int64(0)..<400 { ledger.remember(fingerprint &* 7919, size: 1, leaving: .window) }
+        var grown = ledger
+        grown.setLimits(capacity: .max, countLimit: .max, entries: 100_000)
+        #expect(grown.capacity == 65_536)  // one slot per two entries, a power of two
+        for fingerprint in Int64(0)..<400 {
+            ledger.recordMiss(of: fingerprint &* 7919)
+            grown.recordMiss(of: fingerprint &* 7919)
+        }
+        let kept = grown.takeRegrets()
+        #expect(kept == ledger.takeRegrets())
+        #expect(kept.window > 350, "two-slot buckets lose few of 400 ghosts in 1024 slots: \(kept.window)")
     }
 
     @Test func aCacheThatReopensForgetsItsGhostsButKeepsItsWindow() throws {
@@ -69,8 +74,7 @@ import Testing
             var cache = try DiskCache(directory: dir, configuration: configuration)
             for index in 0..<200 { try cache.store(Data(count: 1000), forKey: "key-\(index)") }
             let before = try #require(cache.sketchSlot.withLock { $0.sketch })
-            // Every eviction advanced its queue's clock; the ghosts of the last two horizons
-            // (1/8 of the cache per queue) are kept.
+            // Every eviction advanced its queue's clock and left a ghost.
             let evicted = before.regrets.clock(of: .window).entries + before.regrets.clock(of: .main).entries
             #expect(try evicted == 200 - cache.totalCount)
             #expect(before.regrets.count > 0)
