@@ -166,7 +166,7 @@ extension MemoryCache {
             // The adaptive policy remembers what it evicts to make room (not what memory
             // pressure takes) as the evidence of its climber.
             let remembers = policy.kind == .adaptive && reason == .limit
-            if remembers {
+            if remembers && (storage.totalCost > cost - reserved || storage.count > count) {
                 storage.admission.setRegretLimits(costLimit: cost, countLimit: count, entries: storage.count)
             }
             // The adaptive policy's won contest condemns several entries: they all go.
