@@ -86,4 +86,27 @@ import Testing
             #expect(after.climber == before.climber)
         }
     }
+
+    @Test func aSketchAnotherProcessWroteReplacesTheCopyButNotItsGhosts() throws {
+        try withTemporaryDirectory { dir in
+            let configuration = DiskCache.Configuration(sizeLimit: .bytes(20_000), accessFlushBatch: 16)
+            let cache = try DiskCache(directory: dir, configuration: configuration)
+            let other = try DiskCache(directory: dir, configuration: configuration)
+            for index in 0..<200 { try cache.store(Data(count: 1000), forKey: "key-\(index)") }
+            let (before, generation) = try #require(
+                cache.sketchSlot.withLock { slot in slot.sketch.map { ($0, slot.generation) } })
+            for index in 0..<50 { try other.store(Data(count: 10), forKey: "other-\(index)") }
+            other.close()  // writes its sketch under a new generation
+            try cache.store(Data(count: 1000), forKey: "late")  // reloads it
+            let (after, reloaded) = try #require(
+                cache.sketchSlot.withLock { slot in slot.sketch.map { ($0, slot.generation) } })
+            #expect(reloaded != generation)
+            func evicted(_ sketch: FrequencySketch) -> Int {
+                sketch.regrets.clock(of: .window).entries + sketch.regrets.clock(of: .main).entries
+            }
+            #expect(
+                evicted(after) >= evicted(before), "\(evicted(after)) evictions remembered, \(evicted(before)) before")
+            #expect(evicted(before) > 150)
+        }
+    }
 }

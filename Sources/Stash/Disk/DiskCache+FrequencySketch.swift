@@ -86,6 +86,10 @@ extension DiskCache {
             loaded = rebuilt
         }
         sketchSlot.withLock { slot in
+            // The ghosts this object's evictions left stay true of the keys they name when
+            // another process's sketch replaces the copy: keep them, so that the climber of a
+            // cache that several processes write still gathers regrets between reloads.
+            if let regrets = slot.sketch?.regrets { loaded?.regrets = regrets }
             slot = SketchSlot(sketch: loaded, generation: header?.generation ?? 0, unsavedRequests: 0, checked: here)
         }
     }
@@ -123,7 +127,8 @@ extension DiskCache {
         try db.run("INSERT OR REPLACE INTO sketch (chunk, data) VALUES (-1, ?1)", [.blob(header)])
     }
 
-    /// Forgets the copy, so that the next transaction reloads or rebuilds it.
+    /// Forgets the copy (and the adaptive policy's ghosts), so that the next transaction
+    /// reloads or rebuilds it.
     func discardSketch() {
         sketchSlot.withLock { $0 = SketchSlot() }
     }

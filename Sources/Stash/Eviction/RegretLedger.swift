@@ -16,9 +16,12 @@
 /// ``minimumSlots``), 32 bytes each, allocated at the first eviction: a new ghost takes the
 /// slot of a ghost beyond the horizon (which no longer counts) when its bucket is full, or
 /// else the older one's. The horizons hold about one ghost per eight cached entries, so
-/// about a quarter of the slots hold current ghosts and few are lost to a full bucket. The table lives in memory only: a reopened cache, or a ``DiskCache`` that
-/// reloads a sketch another process wrote, starts with none, and its climber counts no
-/// regrets until its evictions leave ghosts again.
+/// about a quarter of the slots hold current ghosts and few are lost to a full bucket.
+///
+/// The table lives in memory only: a reopened cache starts with none, and its climber counts
+/// no regrets until its evictions leave ghosts again. A ``DiskCache`` that reloads a sketch
+/// another process wrote keeps its own ghosts (they name keys it evicted; the other
+/// process's evictions leave ghosts only there).
 ///
 /// - Complexity: O(1) per eviction and per miss (amortized over the table's growth).
 package struct RegretLedger: Hashable, Sendable {
