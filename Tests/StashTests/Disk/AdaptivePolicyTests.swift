@@ -156,6 +156,25 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
         #expect(climber.windowShare == WindowClimber.minimumShare + WindowClimber.fullStep)
     }
 
+    /// The photo-app trace's failure mode, at the climber's level.
+    ///
+    /// A bursty workload's hit rate jumps from one sample to the next far beyond sampling
+    /// noise, which sent the hit-rate climber on a random walk. Regrets are paired evidence: while the window's outweigh the main queue's, every sample
+    /// grows the window, whichever way the hit rate jumped.
+    @Test func hitRateBurstsDoNotTurnTheClimberWhileTheRegretsPointOneWay() {
+        var climber = WindowClimber(
+            windowShare: 0.2, step: -0.04, previousHitRate: 0.5, sampleHits: 0, sampleRequests: 0)
+        var shares = [climber.windowShare]
+        for turn in 0..<8 {
+            sample(&climber, hits: turn % 2 == 0 ? 200 : 800, of: 1000, regrets: (window: 30, main: 10))
+            shares.append(climber.windowShare)
+        }
+        #expect(zip(shares, shares.dropFirst()).allSatisfy { $0 < $1 }, "\(shares)")
+        // Each change of 60 points restarted the step: eight full steps up from 0.2 (the first
+        // one the restored 0.04).
+        #expect(abs(climber.windowShare - (0.2 + 0.04 + 7 * WindowClimber.fullStep)) < 1e-12)
+    }
+
     @Test func eachSampleTakesTheRegretsCountedDuringIt() {
         var climber = WindowClimber()
         var ledger = RegretLedger()
