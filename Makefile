@@ -1,15 +1,21 @@
 # The two set-up commands a newcomer needs (see README): `make demo` and `make test`.
-.PHONY: deps demo test lint
+# Both build with every package trait (the tool, the server products, the benchmarks): an app that depends
+# on Stash builds none of them, see Package.swift.
+.PHONY: deps demo test lint app-graph
 
 deps:
 	@scripts/install-deps
 
 demo: deps
-	swift run stash demo
+	swift run --enable-all-traits stash demo
 
 # The PostgreSQL shared-tier tests need a server: scripts/postgres starts a private one for the run.
 test: deps
-	scripts/postgres run -- swift test --no-parallel
+	scripts/postgres run -- swift test --enable-all-traits --no-parallel
+
+# Fails when an app that depends on Stash + StashHTTP resolves more than swift-log.
+app-graph:
+	scripts/check-app-graph
 
 lint:
 	swift format lint --strict --recursive Sources Tests

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -243,3 +244,4 @@ extension TimeAmount {
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 
 /// `stash`: inspects and drives a Stash cache directory from the shell.
@@ -23,3 +24,4 @@ struct StashCommand: AsyncParsableCommand {
         ]
     )
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 
@@ -57,3 +58,18 @@ enum StashMain {
         return "stash --help"
     }
 }
+#else
+import Foundation
+
+/// The `stash` executable when the package was built without its `Tool` trait: it says how to build the
+/// whole tool. (An app that depends on Stash never builds the tool's dependencies.)
+@main
+enum StashMain {
+    static func main() {
+        let message = "stash was built without the Tool trait: build it with `swift build --traits Tool`"
+            + " (or `--enable-all-traits`), or run `make demo`.\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        exit(2)
+    }
+}
+#endif

@@ -1,3 +1,4 @@
+#if Metrics
 import CoreMetrics
 import Stash
 import StashHTTP
@@ -198,3 +199,4 @@ public final class CacheMetrics: Sendable {
         return StatisticsReading.disk(disk.statistics, totalSize: size, totalCount: count)
     }
 }
+#endif

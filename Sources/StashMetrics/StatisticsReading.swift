@@ -1,3 +1,4 @@
+#if Metrics
 import Stash
 import StashHTTP
 
@@ -49,3 +50,4 @@ struct StatisticsReading: Hashable, Sendable {
         ]
     }
 }
+#endif

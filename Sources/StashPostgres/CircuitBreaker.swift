@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 
@@ -75,3 +76,4 @@ final class CircuitBreaker: Sendable {
         }
     }
 }
+#endif

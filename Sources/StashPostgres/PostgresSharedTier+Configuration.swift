@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 
@@ -142,3 +143,4 @@ extension PostgresSharedTier {
         }
     }
 }
+#endif

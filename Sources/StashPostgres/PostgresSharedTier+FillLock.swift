@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -159,3 +160,4 @@ final class FillLock: SharedTierFillLock {
         }
     }
 }
+#endif

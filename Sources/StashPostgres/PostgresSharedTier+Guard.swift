@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -210,3 +211,4 @@ extension PostgresSharedTier {
         public var fillLockTimeouts = 0
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Stash
@@ -240,3 +241,4 @@ extension PostgresSharedTier {
         return (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
     }
 }
+#endif

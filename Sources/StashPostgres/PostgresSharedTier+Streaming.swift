@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Stash
@@ -278,3 +279,4 @@ private struct ChunkReader<Iterator: AsyncIteratorProtocol> where Iterator.Eleme
         return row
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -269,3 +270,4 @@ public final class PostgresSharedTier: SharedTier {
         }
     }
 }
+#endif

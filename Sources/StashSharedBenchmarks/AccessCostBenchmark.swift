@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Logging
 import PostgresNIO
@@ -138,3 +139,4 @@ struct AccessCostBenchmark {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Benchmarks
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -80,3 +81,4 @@ final class BenchmarkOrigin: Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Stash
 import StashHTTP
@@ -137,3 +138,4 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+#endif

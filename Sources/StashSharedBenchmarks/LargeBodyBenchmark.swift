@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Stash
 import StashHTTP
@@ -93,3 +94,4 @@ struct LargeBodyBenchmark {
 
     private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 }
+#endif

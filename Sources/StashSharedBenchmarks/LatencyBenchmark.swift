@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Stash
 import StashHTTP
@@ -119,3 +120,4 @@ func pad(_ text: String, _ width: Int) -> String {
 }
 
 func sizeName(_ size: Int) -> String { size >= 1_048_576 ? "\(size / 1_048_576) MiB" : "\(size / 1024) KiB" }
+#endif

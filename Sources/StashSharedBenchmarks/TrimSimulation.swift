@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 
 /// Replays request traces (`time,key,size` CSV, as Benchmarks/traces writes them) against a model
@@ -158,3 +159,4 @@ struct TrimSimulation {
         return result
     }
 }
+#endif

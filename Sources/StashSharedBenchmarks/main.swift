@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Logging
 import Stash
@@ -68,3 +69,9 @@ do {
     FileHandle.standardError.write(Data("StashSharedBenchmarks: \(error)\n".utf8))
     exit(1)
 }
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("StashSharedBenchmarks was built without the Benchmarks trait: build it with `swift build --traits Benchmarks` (or --enable-all-traits).\n".utf8))
+exit(2)
+#endif

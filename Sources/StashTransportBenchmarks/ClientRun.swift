@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 import Stash
 import StashAsyncHTTPClient
@@ -114,3 +115,4 @@ struct BenchmarkError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Benchmarks
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -108,3 +109,4 @@ final class Origin {
         }
     }
 }
+#endif

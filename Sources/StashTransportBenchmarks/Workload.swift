@@ -1,3 +1,4 @@
+#if Benchmarks
 import Foundation
 
 /// The downloads of one run: sizes drawn log-uniformly from 20 KiB to 2 MiB (photos, thumbnails
@@ -38,3 +39,4 @@ enum Workload {
         return pattern.subdata(in: offset..<(offset + size))
     }
 }
+#endif

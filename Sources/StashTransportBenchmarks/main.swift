@@ -1,3 +1,4 @@
+#if Benchmarks
 // The transport benchmark: 300 downloads of 20 KiB to 2 MiB from a loopback origin, 4 transfers at
 // a time, through a ResourceLoader into a fresh DiskCache, with URLSessionTransport and with
 // AsyncHTTPClientTransport. Build in release mode:
@@ -42,3 +43,9 @@ do {
 } catch {
     fail("\(error)")
 }
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("StashTransportBenchmarks was built without the Benchmarks trait: build it with `swift build --traits Benchmarks` (or --enable-all-traits).\n".utf8))
+exit(2)
+#endif

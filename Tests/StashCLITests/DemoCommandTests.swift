@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -87,3 +88,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -117,3 +118,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -239,3 +240,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -39,3 +40,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -138,3 +139,4 @@ import Testing
         }
     }
 }
+#endif

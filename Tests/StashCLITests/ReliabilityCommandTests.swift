@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -77,3 +78,4 @@ import Testing
         }
     }
 }
+#endif

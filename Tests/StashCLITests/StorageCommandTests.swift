@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Testing
 
@@ -201,3 +202,4 @@ import Testing
         }
     }
 }
+#endif

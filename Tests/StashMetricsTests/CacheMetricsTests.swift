@@ -1,3 +1,4 @@
+#if Metrics
 import Foundation
 import Logging
 import MetricsTestKit
@@ -140,3 +141,4 @@ private func withTemporaryDirectorySync(_ body: (URL) throws -> Void) throws {
     defer { try? FileManager.default.removeItem(at: url) }
     try body(url)
 }
+#endif

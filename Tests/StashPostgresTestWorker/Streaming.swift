@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 import StashPostgres
@@ -47,3 +48,4 @@ func streamRoundTrip(url: String, table: String, size: Int, directory: String) a
         exit(1)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 import StashPostgres
@@ -43,3 +44,9 @@ do {
     FileHandle.standardError.write(Data("worker \(writer): \(error)\n".utf8))
     exit(1)
 }
+#else
+import Foundation
+
+FileHandle.standardError.write(Data("StashPostgresTestWorker was built without the Postgres trait: build it with `swift build --traits Postgres` (or --enable-all-traits).\n".utf8))
+exit(2)
+#endif

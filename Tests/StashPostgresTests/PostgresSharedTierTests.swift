@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 import StashPostgres
@@ -154,3 +155,4 @@ extension PostgresTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 import StashHTTP
@@ -146,3 +147,4 @@ extension PostgresTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Stash
 import StashHTTP
@@ -193,3 +194,4 @@ struct Chunks: AsyncSequence, Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -172,3 +173,4 @@ final class Origin: Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import Foundation
 import Stash
 import Testing
@@ -261,3 +262,4 @@ extension Data {
         self.init(bytes)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import Foundation
 import Logging
 import Stash
@@ -63,3 +64,4 @@ func withTransportFixture<T>(
         }
     }
 }
+#endif

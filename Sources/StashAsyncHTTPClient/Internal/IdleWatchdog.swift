@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import Foundation
 import Stash
 
@@ -66,3 +67,4 @@ final class IdleWatchdog: Sendable {
         }
     }
 }
+#endif

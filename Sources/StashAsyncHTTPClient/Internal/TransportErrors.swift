@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -101,3 +102,4 @@ enum TransportErrors {
         }
     }
 }
+#endif

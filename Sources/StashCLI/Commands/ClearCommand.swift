@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -41,3 +42,4 @@ struct ClearCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -120,3 +121,4 @@ struct DemoCommand: AsyncParsableCommand {
         return directory
     }
 }
+#endif

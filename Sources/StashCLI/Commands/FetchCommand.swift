@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -270,3 +271,4 @@ struct FetchCommand: AsyncParsableCommand {
         if output == "-" { Terminal.printToStandardError(text) } else { Terminal.printText(text) }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -90,3 +91,4 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -150,3 +151,4 @@ struct InfoCommand: AsyncParsableCommand {
         return Output.table(rows) + SharedTierOption.lines(report.shared)
     }
 }
+#endif

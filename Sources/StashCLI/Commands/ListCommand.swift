@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -119,3 +120,4 @@ struct ListCommand: AsyncParsableCommand {
             pinnedSize: pinned.reduce(0) { $0 + $1.size })
     }
 }
+#endif

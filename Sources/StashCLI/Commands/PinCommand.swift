@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -48,3 +49,4 @@ struct PinCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

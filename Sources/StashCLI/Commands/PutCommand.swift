@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -64,3 +65,4 @@ struct PutCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

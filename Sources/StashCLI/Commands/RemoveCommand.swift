@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -62,3 +63,4 @@ struct RemoveCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

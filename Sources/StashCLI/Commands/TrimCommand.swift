@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -57,3 +58,4 @@ struct TrimCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

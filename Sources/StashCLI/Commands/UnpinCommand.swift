@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 
 /// `stash unpin KEY`: makes a pinned entry evictable again.
@@ -20,3 +21,4 @@ struct UnpinCommand: AsyncParsableCommand {
         try await PinCommand.setPinned(false, key: key, options: options)
     }
 }
+#endif

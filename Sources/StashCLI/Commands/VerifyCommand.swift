@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -73,3 +74,4 @@ struct VerifyCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

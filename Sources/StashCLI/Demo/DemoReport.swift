@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import StashHTTP
 
@@ -139,3 +140,4 @@ struct DemoReport: Encodable {
         return lines
     }
 }
+#endif

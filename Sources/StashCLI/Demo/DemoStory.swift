@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 import StashHTTP
@@ -161,3 +162,4 @@ struct DemoStory {
         ids.isEmpty ? "none" : ids.map { "#\($0)" }.joined(separator: ", ")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 import StashHTTP
@@ -179,3 +180,4 @@ extension DemoCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 
 /// The demo's photo gallery: a few hundred generated "photos" of 20 KiB to 2 MiB, the same on
@@ -73,3 +74,4 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+#endif

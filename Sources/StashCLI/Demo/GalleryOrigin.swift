@@ -1,3 +1,4 @@
+#if Tool
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -126,3 +127,4 @@ final class GalleryOrigin: Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import StashHTTP
 
@@ -66,3 +67,4 @@ struct GalleryViewer {
             photo: photo, source: response.source, latency: latency, isCurrent: response.data == current, order: order)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 import StashHTTP
@@ -40,3 +41,4 @@ final class StepRecorder {
         return (step, views)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 
@@ -63,3 +64,4 @@ extension String {
             .filter { !$0.isEmpty }.joined(separator: " ")
     }
 }
+#endif

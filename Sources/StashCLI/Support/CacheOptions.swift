@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import Foundation
 import Stash
@@ -87,3 +88,4 @@ struct CacheOptions: ParsableArguments {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 
@@ -126,3 +127,4 @@ final class CacheSession: Sendable {
         }
     }
 }
+#endif

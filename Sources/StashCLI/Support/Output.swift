@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 
@@ -58,3 +59,4 @@ enum Output {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import StashHTTP
 
@@ -69,3 +70,4 @@ final class ProgressBar {
         return shortLabel + "  " + status
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 
 #if canImport(Glibc)
@@ -55,3 +56,4 @@ enum Terminal {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 import Stash
 
@@ -74,3 +75,4 @@ struct ToolState: Codable, Equatable {
         return state
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 /// Counters of what `stash` commands did with one cache directory, kept across invocations in
 /// ``ToolState``.
 struct ToolStatistics: Codable, Equatable {
@@ -48,3 +49,4 @@ extension ToolStatistics {
         evictions += other.evictions
     }
 }
+#endif

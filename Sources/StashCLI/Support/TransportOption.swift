@@ -1,3 +1,4 @@
+#if Tool
 import ArgumentParser
 import StashAsyncHTTPClient
 import StashHTTP
@@ -36,3 +37,4 @@ struct TransportOptions: ParsableArguments {
             valueName: "client"))
     var transport: Transport = .platformDefault
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 
 /// A value behind a lock.
@@ -14,3 +15,4 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
         return try body(&value)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tool
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -168,3 +169,4 @@ func withOriginServer<T>(_ body: (OriginServer) async throws -> T) async throws 
         throw error
     }
 }
+#endif

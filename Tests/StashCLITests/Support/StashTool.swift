@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 
 #if canImport(Glibc)
@@ -93,3 +94,4 @@ enum StashTool {
             error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
     }
 }
+#endif

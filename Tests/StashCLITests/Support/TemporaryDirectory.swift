@@ -1,3 +1,4 @@
+#if Tool
 import Foundation
 
 /// Runs `body` with a new empty directory and removes it afterwards.
@@ -22,3 +23,4 @@ extension String {
         return text
     }
 }
+#endif
