@@ -1,94 +1,94 @@
 #if Tool
-import ArgumentParser
-import Foundation
-import Stash
+    import ArgumentParser
+    import Foundation
+    import Stash
 
-/// `stash get KEY [-o FILE]`: writes a stored value to standard output or a file.
-struct GetCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "get",
-        abstract: "Write the value stored under a key to standard output, or to a file.",
-        discussion: """
-            Exits with status 1, and one line on standard error, when nothing is stored under the key. \
-            With --json, prints the entry's attributes instead of its bytes.
-            """
-    )
+    /// `stash get KEY [-o FILE]`: writes a stored value to standard output or a file.
+    struct GetCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "get",
+            abstract: "Write the value stored under a key to standard output, or to a file.",
+            discussion: """
+                Exits with status 1, and one line on standard error, when nothing is stored under the key. \
+                With --json, prints the entry's attributes instead of its bytes.
+                """
+        )
 
-    @Argument(help: "The key, exactly as stored.")
-    var key: String
-
-    @Option(
-        name: [.customShort("o"), .customLong("output")],
-        help: ArgumentHelp("Write the value to this file instead of standard output.", valueName: "file"))
-    var output: String?
-
-    @OptionGroup var options: CacheOptions
-    @OptionGroup var shared: SharedTierOption
-
-    /// What `--json` prints.
-    struct Report: Encodable {
+        @Argument(help: "The key, exactly as stored.")
         var key: String
-        var size: Int
-        var pinned: Bool
-        var created: Date
-        var lastAccess: Date
-        var expires: Date?
-        var contentType: String?
-        var etag: String?
-        var output: String?
-    }
 
-    func run() async throws {
-        // Bad usage is reported before the directory is looked at.
-        if key.isEmpty {
-            throw CLIError.usage("A cache key must not be empty: use a non-empty string such as the URL.")
+        @Option(
+            name: [.customShort("o"), .customLong("output")],
+            help: ArgumentHelp("Write the value to this file instead of standard output.", valueName: "file"))
+        var output: String?
+
+        @OptionGroup var options: CacheOptions
+        @OptionGroup var shared: SharedTierOption
+
+        /// What `--json` prints.
+        struct Report: Encodable {
+            var key: String
+            var size: Int
+            var pinned: Bool
+            var created: Date
+            var lastAccess: Date
+            var expires: Date?
+            var contentType: String?
+            var etag: String?
+            var output: String?
         }
-        let sharedTier = try await shared.connect()
-        defer { sharedTier?.shutdown() }
-        // With a shared tier, a hit there fills the local cache, which may not exist yet.
-        try await options.withSession(inspecting: sharedTier == nil) { session in
-            let cache = session.cache
-            var found: (data: Data, attributes: DiskCache.Attributes)?
-            do {
-                found = try await cache.data(forKey: key).flatMap { data in
-                    try cache.attributes(forKey: key).map { (data, $0) }
-                }
-            } catch {
-                throw CLIError(error, while: "reading '\(key)'")
+
+        func run() async throws {
+            // Bad usage is reported before the directory is looked at.
+            if key.isEmpty {
+                throw CLIError.usage("A cache key must not be empty: use a non-empty string such as the URL.")
             }
-            if found == nil { found = try await SharedTierOption.fill(key, from: sharedTier, into: cache) }
-            guard let (data, attributes) = found else {
-                session.record { $0.getMisses += 1 }
-                throw CLIError.miss(
-                    "No entry under '\(key)' in \(session.directory.path): list the keys with 'stash ls'.")
-            }
-            session.record {
-                $0.getHits += 1
-                $0.bytesServed += data.count
-            }
-            if let output {
-                let url = URL(fileURLWithPath: output)
+            let sharedTier = try await shared.connect()
+            defer { sharedTier?.shutdown() }
+            // With a shared tier, a hit there fills the local cache, which may not exist yet.
+            try await options.withSession(inspecting: sharedTier == nil) { session in
+                let cache = session.cache
+                var found: (data: Data, attributes: DiskCache.Attributes)?
                 do {
-                    try data.write(to: url, options: .atomic)
+                    found = try await cache.data(forKey: key).flatMap { data in
+                        try cache.attributes(forKey: key).map { (data, $0) }
+                    }
                 } catch {
-                    throw CLIError.io(
-                        "Cannot write '\(key)' to \(url.path) (\(error.localizedDescription)): check the path and its permissions."
-                    )
+                    throw CLIError(error, while: "reading '\(key)'")
                 }
-            }
-            if options.json {
-                try Output.printJSON(
-                    Report(
-                        key: key, size: data.count, pinned: attributes.isPinned, created: attributes.created,
-                        lastAccess: attributes.lastAccess, expires: attributes.expires,
-                        contentType: attributes.metadata.contentType, etag: attributes.metadata.etag,
-                        output: output.map { URL(fileURLWithPath: $0).path }))
-            } else if let output {
-                Terminal.printLine("wrote '\(key)' (\(Output.size(data.count))) to \(output)")
-            } else {
-                Terminal.writeOutput(data)
+                if found == nil { found = try await SharedTierOption.fill(key, from: sharedTier, into: cache) }
+                guard let (data, attributes) = found else {
+                    session.record { $0.getMisses += 1 }
+                    throw CLIError.miss(
+                        "No entry under '\(key)' in \(session.directory.path): list the keys with 'stash ls'.")
+                }
+                session.record {
+                    $0.getHits += 1
+                    $0.bytesServed += data.count
+                }
+                if let output {
+                    let url = URL(fileURLWithPath: output)
+                    do {
+                        try data.write(to: url, options: .atomic)
+                    } catch {
+                        throw CLIError.io(
+                            "Cannot write '\(key)' to \(url.path) (\(error.localizedDescription)): check the path and its permissions."
+                        )
+                    }
+                }
+                if options.json {
+                    try Output.printJSON(
+                        Report(
+                            key: key, size: data.count, pinned: attributes.isPinned, created: attributes.created,
+                            lastAccess: attributes.lastAccess, expires: attributes.expires,
+                            contentType: attributes.metadata.contentType, etag: attributes.metadata.etag,
+                            output: output.map { URL(fileURLWithPath: $0).path }))
+                } else if let output {
+                    Terminal.printLine("wrote '\(key)' (\(Output.size(data.count))) to \(output)")
+                } else {
+                    Terminal.writeOutput(data)
+                }
             }
         }
     }
-}
 #endif

@@ -1,94 +1,98 @@
 #if Tool
-import ArgumentParser
-import Foundation
-import Stash
-import StashHTTP
-import StashPostgres
+    import ArgumentParser
+    import Foundation
+    import Stash
+    import StashHTTP
+    import StashPostgres
 
-/// `--shared postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: a PostgreSQL shared tier behind the
-/// cache directory, for `fetch`, `get` and `info`.
-struct SharedTierOption: ParsableArguments {
-    @Option(
-        name: .customLong("shared"),
-        help: ArgumentHelp(
-            "A PostgreSQL database shared by several machines, asked after the local cache misses and before the origin, such as postgres://stash@127.0.0.1:5432/stash (the password may also come from $PGPASSWORD).",
-            valueName: "url"))
-    var url: String?
+    /// `--shared postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: a PostgreSQL shared tier behind the
+    /// cache directory, for `fetch`, `get` and `info`.
+    struct SharedTierOption: ParsableArguments {
+        @Option(
+            name: .customLong("shared"),
+            help: ArgumentHelp(
+                "A PostgreSQL database shared by several machines, asked after the local cache misses and before the origin, such as postgres://stash@127.0.0.1:5432/stash (the password may also come from $PGPASSWORD).",
+                valueName: "url"))
+        var url: String?
 
-    /// What `info --json` reports about the shared tier.
-    struct Info: Encodable {
-        var endpoint: String
-        var table: String
-        var sizeLimit: Int
-        var totalCount: Int?
-        var totalSize: Int?
-        var error: String?
-    }
+        /// What `info --json` reports about the shared tier.
+        struct Info: Encodable {
+            var endpoint: String
+            var table: String
+            var sizeLimit: Int
+            var totalCount: Int?
+            var totalSize: Int?
+            var error: String?
+        }
 
-    /// Connects to `--shared`, or returns `nil` without it.
-    ///
-    /// - Throws: ``CLIError`` with status 64 for a malformed URL or rejected credentials.
-    func connect() async throws -> PostgresSharedTier? {
-        guard var url else { return nil }
-        if let password = ProcessInfo.processInfo.environment["PGPASSWORD"],
-            var components = URLComponents(string: url),
-            components.password == nil
+        /// Connects to `--shared`, or returns `nil` without it.
+        ///
+        /// - Throws: ``CLIError`` with status 64 for a malformed URL or rejected credentials.
+        func connect() async throws -> PostgresSharedTier? {
+            guard var url else { return nil }
+            if let password = ProcessInfo.processInfo.environment["PGPASSWORD"],
+                var components = URLComponents(string: url),
+                components.password == nil
+            {
+                components.password = password
+                url = components.string ?? url
+            }
+            do {
+                return try await PostgresSharedTier(url: url)
+            } catch {
+                throw CLIError(error, while: "connecting to the shared tier")
+            }
+        }
+
+        /// Makes `configuration` use `tier`, writing through: the command exits right after its loads.
+        static func apply(_ tier: PostgresSharedTier?, to configuration: inout ResourceLoader.Configuration) {
+            guard let tier else { return }
+            configuration.sharedTier = tier
+            configuration.sharedTierWriteMode = .writeThrough
+        }
+
+        /// After a local miss of `key`: the shared tier's entry, stored in `cache`, or `nil`.
+        static func fill(_ key: String, from tier: PostgresSharedTier?, into cache: DiskCache) async throws
+            -> (data: Data, attributes: DiskCache.Attributes)?
         {
-            components.password = password
-            url = components.string ?? url
+            guard let tier, let entry = try? await tier.entry(forKey: key) else { return nil }
+            do {
+                let timeToLive = entry.expires.map { Duration.seconds(max(0.001, $0.timeIntervalSinceNow)) }
+                try await cache.store(entry.body, forKey: key, timeToLive: timeToLive, metadata: entry.metadata)
+                guard let attributes = try await cache.attributes(forKey: key) else { return nil }
+                return (entry.body, attributes)
+            } catch {
+                throw CLIError(error, while: "storing '\(key)' from the shared tier")
+            }
         }
-        do {
-            return try await PostgresSharedTier(url: url)
-        } catch {
-            throw CLIError(error, while: "connecting to the shared tier")
+
+        /// The shared tier's endpoint, limit and totals.
+        static func info(_ tier: PostgresSharedTier?) async -> Info? {
+            guard let tier else { return nil }
+            var info = Info(
+                endpoint: tier.endpoint, table: tier.configuration.table, sizeLimit: tier.configuration.sizeLimit.bytes)
+            do {
+                let totals = try await tier.totals()
+                (info.totalSize, info.totalCount) = (totals.size, totals.count)
+            } catch {
+                info.error = (error as? StashError)?.message ?? "\(error)"
+            }
+            return info
+        }
+
+        /// The human form of `info`.
+        static func lines(_ info: Info?) -> [String] {
+            guard let info else { return [] }
+            let entries =
+                info.totalCount.map { "\($0), \(Output.size(info.totalSize ?? 0))" }
+                ?? "unavailable: \(info.error ?? "")"
+            return Output.table([
+                [
+                    "shared tier",
+                    "postgres://\(info.endpoint), table \(info.table), limit \(Output.size(info.sizeLimit))",
+                ],
+                ["shared entries", entries],
+            ])
         }
     }
-
-    /// Makes `configuration` use `tier`, writing through: the command exits right after its loads.
-    static func apply(_ tier: PostgresSharedTier?, to configuration: inout ResourceLoader.Configuration) {
-        guard let tier else { return }
-        configuration.sharedTier = tier
-        configuration.sharedTierWriteMode = .writeThrough
-    }
-
-    /// After a local miss of `key`: the shared tier's entry, stored in `cache`, or `nil`.
-    static func fill(_ key: String, from tier: PostgresSharedTier?, into cache: DiskCache) async throws
-        -> (data: Data, attributes: DiskCache.Attributes)?
-    {
-        guard let tier, let entry = try? await tier.entry(forKey: key) else { return nil }
-        do {
-            let timeToLive = entry.expires.map { Duration.seconds(max(0.001, $0.timeIntervalSinceNow)) }
-            try await cache.store(entry.body, forKey: key, timeToLive: timeToLive, metadata: entry.metadata)
-            guard let attributes = try await cache.attributes(forKey: key) else { return nil }
-            return (entry.body, attributes)
-        } catch {
-            throw CLIError(error, while: "storing '\(key)' from the shared tier")
-        }
-    }
-
-    /// The shared tier's endpoint, limit and totals.
-    static func info(_ tier: PostgresSharedTier?) async -> Info? {
-        guard let tier else { return nil }
-        var info = Info(
-            endpoint: tier.endpoint, table: tier.configuration.table, sizeLimit: tier.configuration.sizeLimit.bytes)
-        do {
-            let totals = try await tier.totals()
-            (info.totalSize, info.totalCount) = (totals.size, totals.count)
-        } catch {
-            info.error = (error as? StashError)?.message ?? "\(error)"
-        }
-        return info
-    }
-
-    /// The human form of `info`.
-    static func lines(_ info: Info?) -> [String] {
-        guard let info else { return [] }
-        let entries =
-            info.totalCount.map { "\($0), \(Output.size(info.totalSize ?? 0))" } ?? "unavailable: \(info.error ?? "")"
-        return Output.table([
-            ["shared tier", "postgres://\(info.endpoint), table \(info.table), limit \(Output.size(info.sizeLimit))"],
-            ["shared entries", entries],
-        ])
-    }
-}
 #endif

@@ -1,97 +1,98 @@
 #if Tool
-import Foundation
+    import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
 
-/// Runs the built `stash` executable, found next to the test bundle, as a child process.
-enum StashTool {
-    /// What one run printed and how it ended.
-    struct Result: Sendable {
-        var status: Int32
-        var output: Data
-        var error: String
-        /// Standard output as text.
-        var text: String { String(decoding: output, as: UTF8.self) }
-    }
+    /// Runs the built `stash` executable, found next to the test bundle, as a child process.
+    enum StashTool {
+        /// What one run printed and how it ended.
+        struct Result: Sendable {
+            var status: Int32
+            var output: Data
+            var error: String
+            /// Standard output as text.
+            var text: String { String(decoding: output, as: UTF8.self) }
+        }
 
-    struct NotFound: Error, CustomStringConvertible { var description: String }
+        struct NotFound: Error, CustomStringConvertible { var description: String }
 
-    /// The `stash` binary.
-    static var executable: URL {
-        get throws {
-            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                .deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("stash")
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
-                    !isDirectory.boolValue,
-                    FileManager.default.isExecutableFile(atPath: candidate.path)
-                {
-                    return candidate
+        /// The `stash` binary.
+        static var executable: URL {
+            get throws {
+                var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                    .deletingLastPathComponent()
+                for _ in 0..<5 {
+                    let candidate = directory.appendingPathComponent("stash")
+                    var isDirectory: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                        !isDirectory.boolValue,
+                        FileManager.default.isExecutableFile(atPath: candidate.path)
+                    {
+                        return candidate
+                    }
+                    directory.deleteLastPathComponent()
                 }
-                directory.deleteLastPathComponent()
+                throw NotFound(description: "the stash executable was not found near \(CommandLine.arguments[0])")
             }
-            throw NotFound(description: "the stash executable was not found near \(CommandLine.arguments[0])")
         }
-    }
 
-    /// Runs `stash arguments…` to completion without blocking a thread of the cooperative pool.
-    ///
-    /// - Parameters:
-    ///   - input: Bytes for standard input; empty by default.
-    ///   - environment: Variables to set or replace.
-    ///   - prefix: A command to run `stash` through, such as `setpriv`.
-    static func run(
-        _ arguments: [String], input: Data = Data(), environment: [String: String] = [:], prefix: [String] = []
-    ) async throws -> Result {
-        let path = try executable.path
-        if prefix.isEmpty {
+        /// Runs `stash arguments…` to completion without blocking a thread of the cooperative pool.
+        ///
+        /// - Parameters:
+        ///   - input: Bytes for standard input; empty by default.
+        ///   - environment: Variables to set or replace.
+        ///   - prefix: A command to run `stash` through, such as `setpriv`.
+        static func run(
+            _ arguments: [String], input: Data = Data(), environment: [String: String] = [:], prefix: [String] = []
+        ) async throws -> Result {
+            let path = try executable.path
+            if prefix.isEmpty {
+                return try await runProcess(
+                    URL(fileURLWithPath: path), arguments, input: input, environment: environment)
+            }
             return try await runProcess(
-                URL(fileURLWithPath: path), arguments, input: input, environment: environment)
+                URL(fileURLWithPath: prefix[0]), Array(prefix.dropFirst()) + [path] + arguments, input: input,
+                environment: environment)
         }
-        return try await runProcess(
-            URL(fileURLWithPath: prefix[0]), Array(prefix.dropFirst()) + [path] + arguments, input: input,
-            environment: environment)
-    }
 
-    /// Runs any program to completion without blocking a thread of the cooperative pool.
-    static func runProcess(
-        _ program: URL, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:]
-    ) async throws -> Result {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("stash-cli-io-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let inputURL = scratch.appendingPathComponent("in")
-        let outputURL = scratch.appendingPathComponent("out")
-        let errorURL = scratch.appendingPathComponent("err")
-        try input.write(to: inputURL)
-        try Data().write(to: outputURL)
-        try Data().write(to: errorURL)
+        /// Runs any program to completion without blocking a thread of the cooperative pool.
+        static func runProcess(
+            _ program: URL, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:]
+        ) async throws -> Result {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "stash-cli-io-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let inputURL = scratch.appendingPathComponent("in")
+            let outputURL = scratch.appendingPathComponent("out")
+            let errorURL = scratch.appendingPathComponent("err")
+            try input.write(to: inputURL)
+            try Data().write(to: outputURL)
+            try Data().write(to: errorURL)
 
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
+            let process = Process()
+            process.executableURL = program
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+            process.standardOutput = try FileHandle(forWritingTo: outputURL)
+            process.standardError = try FileHandle(forWritingTo: errorURL)
+            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+                do {
+                    try process.run()
+                } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(throwing: error)
+                }
             }
+            return Result(
+                status: status, output: try Data(contentsOf: outputURL),
+                error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
         }
-        return Result(
-            status: status, output: try Data(contentsOf: outputURL),
-            error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
     }
-}
 #endif
