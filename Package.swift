@@ -59,6 +59,8 @@ let package = Package(
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Only the documentation's samples use it (DocSamplesTests): a server's /metrics with swift-metrics.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -188,6 +190,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
+        ),
+        // Every Swift sample of the README and the DocC articles, written here by scripts/extract-samples:
+        // compiled by `swift test --enable-all-traits`, never run.
+        .testTarget(
+            name: "DocSamplesTests",
+            dependencies: [
+                "Stash", "StashHTTP", "StashPostgres", "StashAsyncHTTPClient", "StashMetrics",
+                product("AsyncHTTPClient", "async-http-client", when: ["AsyncHTTPClient"]),
+                product("Metrics", "swift-metrics", when: ["Metrics"]),
+                product("Prometheus", "swift-prometheus", when: ["Metrics"]),
+            ],
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
     ],
     swiftLanguageModes: [.v6]
