@@ -6,8 +6,8 @@ import Stash
 import StashAsyncHTTPClient
 import StashHTTP
 
-/// Sources/StashAsyncHTTPClient/StashAsyncHTTPClient.docc/StashAsyncHTTPClient.md, line 8.
-@MainActor func sampleStashAsyncHTTPClientLine8() async throws {
+/// Sources/StashAsyncHTTPClient/StashAsyncHTTPClient.docc/StashAsyncHTTPClient.md, line 15.
+@MainActor func sampleStashAsyncHTTPClientLine15() async throws {
 
     let loader = ResourceLoader(cache: cache, transport: AsyncHTTPClientTransport())
     let data = try await loader.data(for: url)

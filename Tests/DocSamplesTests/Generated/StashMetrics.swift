@@ -8,8 +8,8 @@ import Stash
 import StashHTTP
 import StashMetrics
 
-/// Sources/StashMetrics/StashMetrics.docc/StashMetrics.md, line 15.
-@MainActor func sampleStashMetricsLine15() async throws {
+/// Sources/StashMetrics/StashMetrics.docc/StashMetrics.md, line 22.
+@MainActor func sampleStashMetricsLine22() async throws {
 
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
