@@ -8,36 +8,17 @@
     // The shared tier's benchmarks, in their own executable so that the disk benchmarks stay free of
     // NIO. Needs a PostgreSQL server: run it through the project's script, in release mode:
     //
-    //   scripts/postgres run -- swift run -c release StashSharedBenchmarks            # latency, throughput
-    //   scripts/postgres run -- swift run -c release StashSharedBenchmarks fleet      # 3 processes, 300 photos
-    //   scripts/postgres run -- swift run -c release StashSharedBenchmarks large      # 32 MiB streamed
-    //   scripts/postgres run -- swift run -c release StashSharedBenchmarks access-cost  # what LRU costs per hit
-    //   swift run -c release StashSharedBenchmarks trim TRACE.csv…  # FIFO vs LRU trim (no database)
-
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = .warning
-        return handler
-    }
-
-    let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.first == "trim" {
-        // Needs no database: a model of the tier's batch trim, replayed on trace files.
-        let fractions = [0.01, 0.05, 0.1]
-        do {
-            try TrimSimulation(traces: Array(arguments.dropFirst()), fractions: fractions).run()
-            exit(0)
-        } catch {
-            FileHandle.standardError.write(Data("StashSharedBenchmarks trim: \(error)\n".utf8))
-            exit(1)
-        }
-    }
+    //   scripts/postgres run -- swift run -c release --traits Benchmarks StashSharedBenchmarks [MODE]
+    //
+    // MODE: none (latency, throughput), `fleet` (3 processes, 300 photos), `large` (32 MiB streamed),
+    // `access-cost` (what LRU costs per hit), or `trim TRACE.csv…` (FIFO vs LRU trim; no database needed).
 
     guard let url = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] else {
         FileHandle.standardError.write(
             Data(
                 ("StashSharedBenchmarks needs PostgreSQL: run it as\n"
-                    + "  scripts/postgres run -- swift run -c release StashSharedBenchmarks [fleet]\n").utf8))
+                    + "  scripts/postgres run -- swift run -c release --traits Benchmarks"
+                    + " StashSharedBenchmarks [fleet]\n").utf8))
         exit(2)
     }
 

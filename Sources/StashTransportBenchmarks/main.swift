@@ -3,7 +3,7 @@
     // a time, through a ResourceLoader into a fresh DiskCache, with URLSessionTransport and with
     // AsyncHTTPClientTransport. Build in release mode:
     //
-    //   swift build -c release --product StashTransportBenchmarks
+    //   swift build -c release --traits Benchmarks --product StashTransportBenchmarks
     //   .build/release/StashTransportBenchmarks [--rounds 3] [--downloads 300] [--concurrency 4] [--json]
     //
     // The origin (FlyingFox on 127.0.0.1) runs in this process; each measured run is a child process
