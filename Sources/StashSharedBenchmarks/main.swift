@@ -13,6 +13,25 @@
     // MODE: none (latency, throughput), `fleet` (3 processes, 300 photos), `large` (32 MiB streamed),
     // `access-cost` (what LRU costs per hit), or `trim TRACE.csv…` (FIFO vs LRU trim; no database needed).
 
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .warning
+        return handler
+    }
+
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == "trim" {
+        // Needs no database: a model of the tier's batch trim, replayed on trace files.
+        let fractions = [0.01, 0.05, 0.1]
+        do {
+            try TrimSimulation(traces: Array(arguments.dropFirst()), fractions: fractions).run()
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("StashSharedBenchmarks trim: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
     guard let url = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] else {
         FileHandle.standardError.write(
             Data(
