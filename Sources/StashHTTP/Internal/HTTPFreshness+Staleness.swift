@@ -27,9 +27,9 @@ extension HTTPFreshness {
         -> Bool
     {
         guard let maximumStaleness, let staleness = staleness(of: metadata, at: now) else { return false }
-        let control = CacheControl(parsing: metadata.extra[cacheControlKey])
+        let control = HTTPCacheControl(parsing: metadata.extra[cacheControlKey])
         if control.noStore || control.mustRevalidate { return false }
-        let allowed = max(TimeInterval(control.staleIfError ?? 0), maximumStaleness.timeInterval)
+        let allowed = max(control.staleIfError?.timeInterval ?? 0, maximumStaleness.timeInterval)
         return staleness <= allowed
     }
 
@@ -43,9 +43,9 @@ extension HTTPFreshness {
         guard maximumStaleness != nil, let staleness = staleness(of: metadata, at: now), staleness > 0 else {
             return false
         }
-        let control = CacheControl(parsing: metadata.extra[cacheControlKey])
+        let control = HTTPCacheControl(parsing: metadata.extra[cacheControlKey])
         if control.noStore || control.noCache || control.mustRevalidate { return false }
-        guard let allowed = control.staleWhileRevalidate.map(TimeInterval.init) ?? window?.timeInterval else {
+        guard let allowed = control.staleWhileRevalidate.map(\.timeInterval) ?? window?.timeInterval else {
             return false
         }
         return staleness <= allowed

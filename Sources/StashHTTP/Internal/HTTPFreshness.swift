@@ -77,7 +77,7 @@ enum HTTPFreshness {
 
     /// Whether `headers` forbid storing the response (`Cache-Control: no-store`).
     static func forbidsStoring(_ headers: Headers) -> Bool {
-        CacheControl(parsing: headers.cacheControl).noStore
+        HTTPCacheControl(parsing: headers.cacheControl).noStore
     }
 
     /// When a response received at `now` with `headers` stops being fresh (RFC 9111 §4.2).
@@ -86,7 +86,7 @@ enum HTTPFreshness {
     /// then the `Last-Modified` heuristic; without any of them it is stale at once, so that
     /// ``ResourceLoader/CachePolicy/http`` revalidates it on every use.
     static func freshUntil(_ headers: Headers, receivedAt now: Date) -> Date {
-        let control = CacheControl(parsing: headers.cacheControl)
+        let control = HTTPCacheControl(parsing: headers.cacheControl)
         if control.noCache { return now }
         let date = headers.date.flatMap(HTTPDate.parse)
         let apparentAge = date.map { max(0, now.timeIntervalSince($0)) } ?? 0
@@ -94,7 +94,7 @@ enum HTTPFreshness {
         let currentAge = max(apparentAge, ageHeader)
         let lifetime: TimeInterval
         if let maxAge = control.maxAge {
-            lifetime = TimeInterval(maxAge)
+            lifetime = maxAge.timeInterval
         } else if let expires = headers.expires {
             // An invalid Expires (such as "0") means "already expired" (RFC 9111 §5.3).
             guard let expiry = HTTPDate.parse(expires) else { return now }
