@@ -95,3 +95,21 @@ extension HTTPCachePolicy {
         return .milliseconds(Int64(min(seconds, TimeInterval(HTTPCacheControl.maximumDeltaSeconds)) * 1000))
     }
 }
+
+extension HTTPCachePolicy {
+    /// Formats `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form a `Date`
+    /// header field must take (RFC 9110 §5.6.7).
+    ///
+    /// - Complexity: O(1).
+    public static func httpDate(_ date: Date) -> String {
+        HTTPDate.format(date)
+    }
+
+    /// Parses an HTTP date in any of the three formats of RFC 9110 §5.6.7 (and the common
+    /// variants that are not ambiguous: any case, `UTC`, two-digit years); `nil` when invalid.
+    ///
+    /// - Complexity: O(*n*) in the text's length.
+    public static func parseHTTPDate(_ text: String) -> Date? {
+        HTTPDate.parse(text)
+    }
+}
