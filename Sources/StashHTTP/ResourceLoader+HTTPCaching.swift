@@ -14,6 +14,15 @@ extension ResourceLoader {
     /// Whether a stored entry may answer `request` under ``CachePolicy/http`` (RFC 9111 §4), its
     /// `Vary` included; an entry the loader did not record is stale without validators.
     func httpReuse(_ metadata: DiskCache.Metadata, request: URLRequest, now: Date) -> HTTPCacheReuse {
+        // The common case, without parsing: a request without directives, and a response fresh by
+        // the freshness recorded when it was stored (by this loader's kind: see `localMetadata`).
+        if request.value(forHTTPHeaderField: "Cache-Control") == nil,
+            request.value(forHTTPHeaderField: "Pragma") == nil, HTTPFreshness.isFresh(metadata, at: now),
+            HTTPFreshness.matchesVary(metadata, request: request),
+            let age = HTTPFreshness.currentAge(of: metadata, at: now)
+        {
+            return .fresh(age: age)
+        }
         let requestFields = HTTPFields(request)
         let onlyIfCached = HTTPCacheControl(requestFields).onlyIfCached
         guard HTTPFreshness.matchesVary(metadata, request: request) else {
@@ -45,10 +54,23 @@ extension ResourceLoader {
     /// records one.
     func withAge(_ response: ResourceResponse) -> ResourceResponse {
         var response = response
-        if let stored = HTTPFreshness.storedResponse(response.metadata) {
-            response.age = httpPolicy.currentAge(of: stored, now: configuration.clock())
+        let now = configuration.clock()
+        if let age = HTTPFreshness.currentAge(of: response.metadata, at: now) {
+            response.age = age
+        } else if let stored = HTTPFreshness.storedResponse(response.metadata) {
+            response.age = httpPolicy.currentAge(of: stored, now: now)
         }
         return response
+    }
+
+    /// `metadata` from the shared tier with its freshness (and initial age) recomputed by this
+    /// loader's kind, to store locally: a private loader must not treat `s-maxage` as its own.
+    func localMetadata(_ metadata: DiskCache.Metadata) -> DiskCache.Metadata {
+        guard configuration.cacheKind == .private, let until = HTTPFreshness.freshUntil(metadata, kind: .private)
+        else { return metadata }
+        var metadata = metadata
+        metadata.extra[HTTPFreshness.freshUntilKey] = String(format: "%.3f", until.timeIntervalSince1970)
+        return metadata
     }
 
     // MARK: - Shared caches

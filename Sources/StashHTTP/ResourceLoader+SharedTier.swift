@@ -101,7 +101,7 @@ extension ResourceLoader {
             fileThreshold: cache.configuration.inlineThreshold.bytes, directory: downloadsDirectory,
             accepts: { [self] head in
                 guard policy == .http else { return true }
-                switch httpReuse(head.metadata, request: request, now: clock()) {
+                switch httpReuse(localMetadata(head.metadata), request: request, now: clock()) {
                 case .fresh, .stale: return true
                 case .revalidate, .unusable, .onlyIfCachedMiss: return false
                 }
@@ -127,20 +127,21 @@ extension ResourceLoader {
         if let expires = head.expires {
             timeToLive = .seconds(max(0.001, expires.timeIntervalSince(configuration.clock())))
         }
-        var result = LoadResult(metadata: head.metadata, source: .shared)
+        let metadata = localMetadata(head.metadata)
+        var result = LoadResult(metadata: metadata, source: .shared)
         do {
             switch spool.finish() {
             case .memory(let data):
                 result.data = data
                 try await cache.store(
-                    data, forKey: key, timeToLive: timeToLive, metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
+                    data, forKey: key, timeToLive: timeToLive, metadata: metadata, mayBeTurnedAway: !keepingEntry)
             case .file(let file):
                 defer { file.remove() }  // normally gone already; removes it if the cache copied instead
                 // Opened before the move: the bytes stay readable whatever the cache does next.
                 result.retainedBody = RetainedBody(path: file.path)
                 try await cache.store(
                     fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, timeToLive: timeToLive,
-                    metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
+                    metadata: metadata, mayBeTurnedAway: !keepingEntry)
             }
         } catch {
             // Tolerated like a download that cannot be stored: the caller still gets the body.

@@ -21,6 +21,8 @@ enum HTTPFreshness {
     static let ageKey = "http.age"
     static let statusKey = "http.status"
     static let requestedAtKey = "http.requested-at"
+    /// The age the response had when it arrived (RFC 9111 §4.2.3's `corrected_initial_age`), in seconds.
+    static let initialAgeKey = "http.initial-age"
 
     /// The caching-relevant header values of one response.
     struct Headers: Sendable {
@@ -76,6 +78,10 @@ enum HTTPFreshness {
         metadata.extra[storedAtKey] = format(now)
         metadata.extra[requestedAtKey] = format(min(requestedAt ?? now, now))
         metadata.extra[freshUntilKey] = format(freshUntil(metadata, kind: kind) ?? now)
+        if let stored = storedResponse(metadata) {
+            let initialAge = HTTPCachePolicy(kind: kind).currentAge(of: stored, now: stored.responseTime)
+            metadata.extra[initialAgeKey] = format(initialAge.timeInterval)
+        }
         return metadata
     }
 
@@ -131,6 +137,20 @@ enum HTTPFreshness {
     }
 
     private static func format(_ date: Date) -> String {
-        String(format: "%.3f", date.timeIntervalSince1970)
+        format(date.timeIntervalSince1970)
+    }
+
+    private static func format(_ seconds: TimeInterval) -> String {
+        String(format: "%.3f", seconds)
+    }
+
+    /// The current age (RFC 9111 §4.2.3) of the response `metadata` records, at `now`: its
+    /// initial age plus the time since it arrived; `nil` for an entry stored by other means.
+    static func currentAge(of metadata: DiskCache.Metadata, at now: Date) -> Duration? {
+        guard let storedAt = metadata.extra[storedAtKey].flatMap(TimeInterval.init),
+            let initialAge = metadata.extra[initialAgeKey].flatMap(TimeInterval.init)
+        else { return nil }
+        let seconds = initialAge + max(0, now.timeIntervalSince1970 - storedAt)
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 }
