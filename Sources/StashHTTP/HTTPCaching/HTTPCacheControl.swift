@@ -26,7 +26,11 @@ public struct HTTPCacheControl: Sendable, Hashable {
 
         /// Creates a directive.
         public init(name: String, argument: String? = nil, isQuoted: Bool = false) {
-            self.name = name.lowercased()
+            self.init(lowercasedName: name.lowercased(), argument: argument, isQuoted: isQuoted)
+        }
+
+        init(lowercasedName: String, argument: String?, isQuoted: Bool) {
+            self.name = lowercasedName
             self.argument = argument
             self.isQuoted = isQuoted
         }
@@ -141,7 +145,7 @@ public struct HTTPCacheControl: Sendable, Hashable {
         for directive in directives where directive.name == name {
             guard let argument = directive.argument else { return [] }
             for field in argument.split(separator: ",") {
-                let field = field.trimmingCharacters(in: .whitespaces).lowercased()
+                let field = field.trimmingHTTPWhitespace.lowercased()
                 if !field.isEmpty && !names.contains(field) { names.append(field) }
             }
         }
@@ -176,7 +180,11 @@ public struct HTTPCacheControl: Sendable, Hashable {
             }
             let nameStart = index
             while index < bytes.count, isTokenByte(bytes[index]) { index += 1 }
-            let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
+            let nameBytes = bytes[nameStart..<index]
+            let name =
+                nameBytes.contains(where: { $0 >= 0x41 && $0 <= 0x5A })
+                ? String(decoding: nameBytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+                : String(decoding: nameBytes, as: UTF8.self)
             let afterName = index
             skipWhitespace()
             if name.isEmpty || (index < bytes.count && bytes[index] != 0x2C && bytes[index] != 0x3D)
@@ -186,7 +194,7 @@ public struct HTTPCacheControl: Sendable, Hashable {
                 continue
             }
             guard index < bytes.count, bytes[index] == 0x3D else {
-                directives.append(Directive(name: name))
+                directives.append(Directive(lowercasedName: name, argument: nil, isQuoted: false))
                 continue
             }
             index += 1
@@ -210,7 +218,8 @@ public struct HTTPCacheControl: Sendable, Hashable {
                 skipToComma()
                 if closed {
                     directives.append(
-                        Directive(name: name, argument: String(decoding: value, as: UTF8.self), isQuoted: true))
+                        Directive(
+                            lowercasedName: name, argument: String(decoding: value, as: UTF8.self), isQuoted: true))
                 }
             } else {
                 let valueStart = index
@@ -221,7 +230,9 @@ public struct HTTPCacheControl: Sendable, Hashable {
                 }
                 // Kept even when malformed (`max-age= 60`), so that the accessors treat it as stale.
                 directives.append(
-                    Directive(name: name, argument: String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)))
+                    Directive(
+                        lowercasedName: name, argument: String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self),
+                        isQuoted: false))
             }
         }
     }

@@ -21,10 +21,18 @@ extension HTTPCachePolicy {
     /// - Returns: The lifetime, never negative.
     /// - Complexity: O(*n*) in the header fields' length.
     public func freshnessLifetime(status: Int, responseHeaders: HTTPFields, responseTime: Date? = nil) -> Duration {
-        let control = HTTPCacheControl(responseHeaders)
+        freshnessLifetime(
+            status: status, responseHeaders: responseHeaders, control: HTTPCacheControl(responseHeaders),
+            date: Self.date(responseHeaders) ?? responseTime)
+    }
+
+    /// ``freshnessLifetime(status:responseHeaders:responseTime:)`` with the `Cache-Control` and
+    /// the date already parsed.
+    func freshnessLifetime(status: Int, responseHeaders: HTTPFields, control: HTTPCacheControl, date: Date?)
+        -> Duration
+    {
         if kind == .shared, let sharedMaxAge = control.sharedMaxAge { return sharedMaxAge }
         if let maxAge = control.maxAge { return maxAge }
-        let date = Self.date(responseHeaders) ?? responseTime
         if let expires = responseHeaders.values(for: "Expires").first {
             guard let expiry = HTTPDate.parse(expires), let date else { return .zero }
             return Self.duration(expiry.timeIntervalSince(date))
@@ -57,10 +65,19 @@ extension HTTPCachePolicy {
     /// - Returns: The age, never negative, at most 2³¹ seconds.
     /// - Complexity: O(*n*) in the header fields' length.
     public func currentAge(responseHeaders: HTTPFields, requestTime: Date, responseTime: Date, now: Date) -> Duration {
+        currentAge(
+            responseHeaders: responseHeaders, date: Self.date(responseHeaders), requestTime: requestTime,
+            responseTime: responseTime, now: now)
+    }
+
+    /// ``currentAge(responseHeaders:requestTime:responseTime:now:)`` with the `Date` already parsed.
+    func currentAge(responseHeaders: HTTPFields, date: Date?, requestTime: Date, responseTime: Date, now: Date)
+        -> Duration
+    {
         let ages = responseHeaders.values(for: "Age")
         let ageValue: TimeInterval =
             ages.count == 1 ? TimeInterval(HTTPCacheControl.deltaSeconds(ages[0]) ?? 0) : 0
-        let dateValue = Self.date(responseHeaders) ?? responseTime
+        let dateValue = date ?? responseTime
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
         let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)

@@ -52,15 +52,20 @@ extension HTTPCachePolicy {
         guard method == storedMethod || (method == "HEAD" && storedMethod == "GET") else { return .unusable }
         guard matchesVary(requestHeaders: requestHeaders, stored: stored) else { return .unusable }
 
-        let validators = Self.validators(stored.headers)
+        var validators: HTTPFields { Self.validators(stored.headers) }
         let wantsValidation =
             request.noStore || request.noCache
             || (!requestHeaders.contains("Cache-Control") && Self.pragmaNoCache(requestHeaders))
         let response = HTTPCacheControl(stored.headers)
         if wantsValidation || response.noCache { return .revalidate(validators: validators) }
 
-        let age = currentAge(of: stored, now: now)
-        let lifetime = freshnessLifetime(of: stored)
+        let date = Self.date(stored.headers)
+        let age = currentAge(
+            responseHeaders: stored.headers, date: date, requestTime: stored.requestTime,
+            responseTime: stored.responseTime, now: now)
+        let lifetime = freshnessLifetime(
+            status: stored.status, responseHeaders: stored.headers, control: response,
+            date: date ?? stored.responseTime)
         if let maxAge = request.maxAge, age > maxAge || maxAge == .zero { return .revalidate(validators: validators) }
         if age < lifetime {
             if let minFresh = request.minFresh, lifetime - age < minFresh { return .revalidate(validators: validators) }
@@ -129,7 +134,7 @@ extension HTTPCachePolicy {
     /// Whether `Pragma` lists `no-cache` (§5.4).
     static func pragmaNoCache(_ headers: HTTPFields) -> Bool {
         headers.values(for: "Pragma").contains { line in
-            line.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "no-cache" }
+            line.split(separator: ",").contains { $0.trimmingHTTPWhitespace.lowercased() == "no-cache" }
         }
     }
 
@@ -137,7 +142,8 @@ extension HTTPCachePolicy {
     /// `nil` when absent.
     static func normalizedValue(_ lines: [String]) -> String? {
         guard !lines.isEmpty else { return nil }
+        if lines.count == 1, !lines[0].utf8.contains(0x2C) { return lines[0] }
         return lines.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
+            .map { $0.trimmingHTTPWhitespace }.joined(separator: ",")
     }
 }

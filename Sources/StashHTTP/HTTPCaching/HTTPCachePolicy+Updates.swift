@@ -19,7 +19,7 @@ extension HTTPCachePolicy {
         skipped.insert("content-length")
         for line in notModified.values(for: "Connection") {
             for name in line.split(separator: ",") {
-                skipped.insert(name.trimmingCharacters(in: .whitespaces).lowercased())
+                skipped.insert(name.trimmingHTTPWhitespace.lowercased())
             }
         }
         let incoming = notModified.filter { !skipped.contains($0.name.lowercased()) }

@@ -119,7 +119,7 @@ public struct HTTPCachePolicy: Sendable {
         var dropped = Self.unstoredFields
         for line in responseHeaders.values(for: "Connection") {
             for name in line.split(separator: ",") {
-                dropped.insert(name.trimmingCharacters(in: .whitespaces).lowercased())
+                dropped.insert(name.trimmingHTTPWhitespace.lowercased())
             }
         }
         dropped.formUnion(control.noCacheFields)
@@ -137,7 +137,7 @@ public struct HTTPCachePolicy: Sendable {
     /// - Complexity: O(*n*) in the header fields' length.
     public func isComplete(bodyLength: Int, responseHeaders: HTTPFields) -> Bool {
         let lengths = responseHeaders.values(for: "Content-Length").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingHTTPWhitespace }
         guard let first = lengths.first else { return true }
         guard lengths.allSatisfy({ $0 == first }), let length = HTTPCacheControl.deltaSeconds(first) else {
             return false
@@ -161,9 +161,9 @@ public struct HTTPCachePolicy: Sendable {
     static func varyNames(_ headers: HTTPFields) -> [String] {
         var names: [String] = []
         for line in headers.values(for: "Vary") {
-            for name in line.split(separator: ",") {
-                let name = name.trimmingCharacters(in: .whitespaces).lowercased()
-                if !name.isEmpty && !names.contains(name) { names.append(name) }
+            for name in line.httpListMembers {
+                let name = name.asciiLowercased
+                if !names.contains(name) { names.append(name) }
             }
         }
         return names

@@ -138,16 +138,25 @@ public struct HTTPFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Whether two names are the same field, ignoring ASCII case, without allocating.
     static func sameName(_ lhs: String, _ rhs: String) -> Bool {
-        let left = lhs.utf8
-        let right = rhs.utf8
-        guard left.count == right.count else { return false }
-        return zip(left, right).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
+        if lhs == rhs { return true }
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while let a = left.next(), let b = right.next() {
+            guard a != b else { continue }
+            let lower = a | 0x20
+            guard lower == b | 0x20, lower >= 0x61, lower <= 0x7A else { return false }
         }
+        return true
     }
 
     private static func trimmed(_ value: String) -> String {
-        value.trimmingCharacters(in: .whitespaces)
+        value.trimmingHTTPWhitespace
+    }
+
+    /// The values of the lines named `name`, split into the members of a list (RFC 9110 §5.6.1).
+    func listMembers(for name: String) -> [String] {
+        values(for: name).flatMap(\.httpListMembers)
     }
 }
 

@@ -12,22 +12,53 @@ enum HTTPDate {
 
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
     /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
+    ///
+    /// Works on the UTF-8 bytes: it runs for every cache decision.
     static func parse(_ text: String) -> Date? {
-        var fields = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map { $0.lowercased() }
-        if fields.count == 4, fields[1].contains("-") {
-            // RFC 850 (or an IMF date with dashes): "06-nov-94".
-            let parts = fields[1].split(separator: "-").map(String.init)
-            guard parts.count == 3 else { return nil }
-            fields = [fields[0]] + parts + [fields[2], fields[3]]
+        let bytes = Array(text.utf8)
+        var tokens: [ArraySlice<UInt8>] = []
+        var start: Int?
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x2C || byte == 0x09 {
+                if let first = start { tokens.append(bytes[first..<index]) }
+                start = nil
+            } else if start == nil {
+                start = index
+            }
         }
-        switch fields.count {
-        case 6 where fields[5] == "gmt" || fields[5] == "utc":
-            return make(year: fields[3], month: fields[2], day: fields[1], time: fields[4])
-        case 5 where Int(fields[4]) != nil:
-            return make(year: fields[4], month: fields[1], day: fields[2], time: fields[3])
+        if let first = start { tokens.append(bytes[first...]) }
+        if tokens.count == 4, tokens[1].contains(0x2D) {
+            // RFC 850 (or an IMF date with dashes): "06-Nov-94".
+            let parts = tokens[1].split(separator: 0x2D)
+            guard parts.count == 3 else { return nil }
+            tokens = [tokens[0]] + parts + [tokens[2], tokens[3]]
+        }
+        switch tokens.count {
+        case 6 where isZone(tokens[5]):
+            return make(year: tokens[3], month: tokens[2], day: tokens[1], time: tokens[4])
+        case 5 where number(tokens[4]) != nil:
+            return make(year: tokens[4], month: tokens[1], day: tokens[2], time: tokens[3])
         default:
             return nil
         }
+    }
+
+    /// `GMT` or `UTC`, in any case.
+    private static func isZone(_ token: ArraySlice<UInt8>) -> Bool {
+        let lower = token.map { $0 | 0x20 }
+        return lower == Array("gmt".utf8) || lower == Array("utc".utf8)
+    }
+
+    /// A number of 1 to 9 digits.
+    private static func number(_ token: ArraySlice<UInt8>) -> Int? {
+        guard !token.isEmpty, token.count <= 9 else { return nil }
+        var value = 0
+        for byte in token {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
     }
 
     /// Formats `date` as an IMF-fixdate, the form senders must use (RFC 9110 §5.6.7).
@@ -43,14 +74,18 @@ enum HTTPDate {
             "\(weekday), \(two(day)) \(monthName) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
     }
 
-    private static func make(year yearText: String, month: String, day dayText: String, time: String) -> Date? {
-        let clock = time.split(whereSeparator: { $0 == ":" || $0 == "." }).map { Int($0) }
-        guard var year = Int(yearText), let day = Int(dayText),
-            let monthIndex = months.firstIndex(of: String(month.prefix(3))), clock.count == 3,
+    private static func make(
+        year yearToken: ArraySlice<UInt8>, month: ArraySlice<UInt8>, day dayToken: ArraySlice<UInt8>,
+        time: ArraySlice<UInt8>
+    ) -> Date? {
+        let clock = time.split(whereSeparator: { $0 == 0x3A || $0 == 0x2E }).map(number)
+        let monthName = String(decoding: month.prefix(3).map { $0 | 0x20 }, as: UTF8.self)
+        guard var year = number(yearToken), let day = number(dayToken), month.count >= 3,
+            let monthIndex = months.firstIndex(of: monthName), clock.count == 3,
             let hour = clock[0], let minute = clock[1], let second = clock[2],
             (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
-        if yearText.count == 2 { year += year < 70 ? 2000 : 1900 }
+        if yearToken.count == 2 { year += year < 70 ? 2000 : 1900 }
         let days = daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
