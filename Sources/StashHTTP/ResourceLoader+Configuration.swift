@@ -18,6 +18,16 @@ extension ResourceLoader {
         ///
         /// Defaults to ``CachePolicy/cacheFirst``.
         public var cachePolicy: CachePolicy
+        /// Whether the loader is a private cache (one user, such as an app) or a shared one (a
+        /// server answering many users), which decides the RFC 9111 rules it follows.
+        ///
+        /// A `.shared` loader never stores, in any tier, a response with `Cache-Control: private`
+        /// or `no-store`, nor a response to a request with `Authorization` unless the response
+        /// has `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5, §5.2.2.7); under
+        /// ``CachePolicy/http`` it also prefers `s-maxage` and honours `proxy-revalidate`.
+        /// Whatever the kind, ``sharedTier`` only ever receives what a shared cache may store.
+        /// Defaults to `HTTPCacheKind.private`.
+        public var cacheKind: HTTPCacheKind = .private
         /// The largest response body accepted; a larger one fails with
         /// `StashError.Code.tooLarge` as soon as its length is known or exceeded.
         ///

@@ -4,24 +4,71 @@ import Stash
 extension ResourceLoader {
     /// One request: the memory tier, then the disk cache (as the policy allows), then a shared
     /// transfer; a body delivered as data is then kept in memory.
+    ///
+    /// A request whose stored response has a `Vary` it does not match goes to its own variant's
+    /// entry. Methods other than `GET` are never answered from or stored in the cache (`HEAD` is
+    /// answered from a stored `GET`); see ``loadOtherMethod(_:method:url:key:policy:delivery:)``.
     func load(_ request: ResourceRequest, delivery: Delivery, waiter: Waiter) async throws -> ResourceResponse {
-        let (url, key) = try resolve(request)
-        let policy = request.cachePolicy ?? configuration.cachePolicy
+        let (url, baseKey) = try resolve(request)
+        var policy = request.cachePolicy ?? configuration.cachePolicy
+        let method = (request.urlRequest.httpMethod ?? "GET").uppercased()
+        if method != "GET" {
+            return try await loadOtherMethod(
+                request, method: method, url: url, key: baseKey, policy: policy, delivery: delivery)
+        }
+        var seen: DiskCache.Metadata?
         if delivery == .data, policy != .reload,
-            let hit = memoryHit(key: key, policy: policy, request: request.urlRequest)
+            let hit = memoryHit(key: baseKey, policy: policy, request: request.urlRequest, seen: &seen)
         {
-            counters.withLock { $0.memoryHits += 1 }
-            logger.debug("Memory hit", metadata: ["key": "\(key)"])
-            finishProgress(of: waiter, size: hit.data?.count ?? 0)
-            return hit
+            return memoryResponse(hit, key: baseKey, waiter: waiter)
+        }
+        let baseMemoryKey = CacheKey(baseKey)
+        versions.hold(baseMemoryKey)
+        defer { versions.release(baseMemoryKey) }
+        var key = baseKey
+        var prefetched: Prefetched?
+        if seen == nil {
+            let version = versions.version(of: baseMemoryKey)
+            let attributes = try await liveAttributes(forKey: baseKey)
+            prefetched = Prefetched(attributes: attributes, version: version)
+            seen = attributes?.metadata
+        }
+        if let seen, let variant = variantKey(forBase: baseKey, metadata: seen, request: request.urlRequest) {
+            key = variant.key
+            prefetched = nil
+            // An unlisted variant entry may predate an invalidation of the URL: fetch it anew.
+            if !variant.isListed && policy != .cacheOnly { policy = .reload }
+            var ignored: DiskCache.Metadata?
+            if delivery == .data, policy != .reload,
+                let hit = memoryHit(key: key, policy: policy, request: request.urlRequest, seen: &ignored)
+            {
+                return memoryResponse(hit, key: key, waiter: waiter)
+            }
         }
         let memoryKey = CacheKey(key)
         versions.hold(memoryKey)
         defer { versions.release(memoryKey) }
         let loaded = try await loadStored(
-            request, url: url, key: key, policy: policy, delivery: delivery, waiter: waiter)
+            request, url: url, key: key, policy: policy, delivery: delivery, waiter: waiter, prefetched: prefetched)
         if delivery == .data { await promote(loaded) }
-        return loaded.response
+        return withAge(loaded.response)
+    }
+
+    /// The disk attributes of a key read before ``loadStored(_:url:key:policy:delivery:waiter:prefetched:)``,
+    /// with the key's version when they were read.
+    struct Prefetched {
+        var attributes: DiskCache.Attributes?
+        var version: UInt64
+    }
+
+    private func memoryResponse(_ hit: ResourceResponse, key: String, waiter: Waiter) -> ResourceResponse {
+        counters.withLock { stats in
+            stats.memoryHits += 1
+            if hit.source == .stale { stats.staleServes += 1 }
+        }
+        logger.debug("Memory hit", metadata: ["key": "\(key)"])
+        finishProgress(of: waiter, size: hit.data?.count ?? 0)
+        return withAge(hit)
     }
 
     /// The URL and cache key of `request`.
@@ -43,13 +90,19 @@ extension ResourceLoader {
     ///
     /// The caller holds `key` in ``versions``, so that the version it returns stays comparable.
     func loadStored(
-        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery, waiter: Waiter
+        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery, waiter: Waiter,
+        prefetched: Prefetched? = nil
     ) async throws -> Loaded {
+        var prefetched = prefetched
         // Twice: an entry can be evicted between being stored (or found) and being read.
         for _ in 0..<2 {
             if policy != .reload {
-                let version = versions.version(of: CacheKey(key))
-                if let hit = try await cachedResponse(request, url: url, key: key, policy: policy, delivery: delivery) {
+                let version = prefetched?.version ?? versions.version(of: CacheKey(key))
+                let attributes = prefetched.map { Optional.some($0.attributes) } ?? nil
+                prefetched = nil
+                if let hit = try await cachedResponse(
+                    request, url: url, key: key, policy: policy, delivery: delivery, attributes: attributes)
+                {
                     counters.withLock { stats in
                         stats.diskHits += 1
                         if hit.response.source == .stale { stats.staleServes += 1 }
@@ -65,6 +118,9 @@ extension ResourceLoader {
                     .notFound,
                     "\(url.absoluteString) (key '\(key)') is not in the cache, and the cache policy is .cacheOnly: load it online first, or use .cacheFirst."
                 )
+            }
+            if policy == .http, HTTPCacheControl(HTTPFields(request.urlRequest)).onlyIfCached {
+                throw onlyIfCachedMiss(url, key: key)
             }
             let result = try await coordinator.load(
                 key: transferKey(request, key: key), waiter: waiter, wantsFile: delivery == .file,
@@ -91,27 +147,45 @@ extension ResourceLoader {
         )
     }
 
-    /// The stored response for `key` if the policy lets it be used without the network: fresh,
-    /// or within a stale-while-revalidate window (then revalidated in the background), and
-    /// matching the request's `Vary`ing headers.
-    private func cachedResponse(
-        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery
+    /// The stored response for `key` if the policy lets it be used without the network: under
+    /// ``CachePolicy/http``, what RFC 9111 §4 allows for the request (fresh, or stale within the
+    /// request's `max-stale`), or a stale entry within a stale-while-revalidate window (then
+    /// revalidated in the background); otherwise any entry matching the request's `Vary`ing headers.
+    ///
+    /// - Parameter attributes: The entry's attributes if already read (`.some(nil)`: absent).
+    /// - Throws: The only-if-cached error when the request has `only-if-cached` and the entry
+    ///   cannot answer it; the disk cache's errors.
+    func cachedResponse(
+        _ request: ResourceRequest, url: URL, key: String, policy: CachePolicy, delivery: Delivery,
+        attributes prefetched: DiskCache.Attributes?? = nil
     ) async throws -> (response: ResourceResponse, attributes: DiskCache.Attributes)? {
-        guard let attributes = try await liveAttributes(forKey: key),
-            HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest)
-        else { return nil }
+        let found: DiskCache.Attributes?
+        if let prefetched { found = prefetched } else { found = try await liveAttributes(forKey: key) }
+        guard let attributes = found else { return nil }
         var source = ResourceResponse.Source.disk
-        let now = configuration.clock()
-        if policy == .http && !HTTPFreshness.isFresh(attributes.metadata, at: now) {
-            guard
-                HTTPFreshness.mayServeWhileRevalidating(
-                    attributes.metadata, at: now, window: configuration.staleWhileRevalidate,
-                    maximumStaleness: configuration.maximumStaleness)
-            else { return nil }
-            source = .stale
+        var revalidates = false
+        if policy == .http {
+            let now = configuration.clock()
+            switch httpReuse(attributes.metadata, request: request.urlRequest, now: now) {
+            case .fresh: break
+            case .stale: source = .stale
+            case .unusable: return nil
+            case .onlyIfCachedMiss: throw onlyIfCachedMiss(url, key: key)
+            case .revalidate:
+                guard requestAcceptsStaleWhileRevalidating(request.urlRequest),
+                    let stored = HTTPFreshness.storedResponse(attributes.metadata), httpPolicy.mayServeStale(stored),
+                    HTTPFreshness.mayServeWhileRevalidating(
+                        attributes.metadata, at: now, window: configuration.staleWhileRevalidate,
+                        maximumStaleness: configuration.maximumStaleness)
+                else { return nil }
+                source = .stale
+                revalidates = true
+            }
+        } else if !HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest) {
+            return nil
         }
         guard let body = try await read(key, delivery: delivery) else { return nil }
-        if source == .stale { revalidateInBackground(request, url: url, key: key) }
+        if revalidates { revalidateInBackground(request, url: url, key: key) }
         return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: source), attributes)
     }
 

@@ -31,15 +31,29 @@ extension ResourceLoader {
 
     /// The memory tier's response for `key`, if it has one that the policy lets it serve.
     ///
-    /// Under ``CachePolicy/http`` a copy that is no longer fresh is not served: the request goes
-    /// on to the disk and, from there, to revalidation.
-    func memoryHit(key: String, policy: CachePolicy, request: URLRequest) -> ResourceResponse? {
+    /// Under ``CachePolicy/http`` a copy is served only as RFC 9111 §4 allows for the request
+    /// (fresh, or stale within its `max-stale`); otherwise the request goes on to the disk and,
+    /// from there, to revalidation.
+    ///
+    /// - Parameter seen: Set to the metadata of the copy in memory, served or not.
+    func memoryHit(key: String, policy: CachePolicy, request: URLRequest, seen: inout DiskCache.Metadata?)
+        -> ResourceResponse?
+    {
         guard let entry = memory.value(forKey: CacheKey(key)) else { return nil }
-        if policy == .http && !HTTPFreshness.isFresh(entry.metadata, at: configuration.clock()) { return nil }
-        guard HTTPFreshness.matchesVary(entry.metadata, request: request) else { return nil }
+        seen = entry.metadata
+        var source = ResourceResponse.Source.memory
+        if policy == .http {
+            switch httpReuse(entry.metadata, request: request, now: configuration.clock()) {
+            case .fresh: break
+            case .stale: source = .stale
+            case .revalidate, .unusable, .onlyIfCachedMiss: return nil
+            }
+        } else if !HTTPFreshness.matchesVary(entry.metadata, request: request) {
+            return nil
+        }
         // The disk's eviction policy should know the body is still wanted (no I/O here).
         cache.recordHit(forKey: key)
-        return ResourceResponse(body: .data(entry.data), cacheKey: key, metadata: entry.metadata, source: .memory)
+        return ResourceResponse(body: .data(entry.data), cacheKey: key, metadata: entry.metadata, source: source)
     }
 
     /// Keeps a body that a request read from disk or received from a transfer in the memory

@@ -2,6 +2,10 @@ import Foundation
 import Logging
 import Stash
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 extension ResourceLoader {
     /// Counters of the loader's use of its ``Configuration/sharedTier``.
     public struct SharedTierStatistics: Sendable, Hashable {
@@ -41,13 +45,15 @@ extension ResourceLoader {
     /// fill lock (if it has one) is taken, the key looked up again, and `transfer` runs while the
     /// other instances wait; the lock is released once the body has reached the shared tier.
     func withSharedTier(
-        key: String, policy: CachePolicy, keepingEntry: @autoclosure () -> Bool,
+        key: String, policy: CachePolicy, request: URLRequest, keepingEntry: @autoclosure () -> Bool,
         _ transfer: () async throws -> (LoadResult, TransferOutcome)
     ) async throws -> (LoadResult, TransferOutcome) {
         guard let shared = configuration.sharedTier, policy != .reload, policy != .cacheOnly else {
             return try await transfer()
         }
-        switch await loadFromSharedTier(shared, key: key, policy: policy, keepingEntry: keepingEntry()) {
+        switch await loadFromSharedTier(
+            shared, key: key, policy: policy, request: request, keepingEntry: keepingEntry())
+        {
         case .hit(let hit): return hit
         case .failed: return try await transfer()  // the tier is failing: no lock to wait for either
         case .miss: break
@@ -62,7 +68,7 @@ extension ResourceLoader {
         }
         if let lock {
             if case .hit(let hit) = await loadFromSharedTier(
-                shared, key: key, policy: policy, keepingEntry: keepingEntry(), isRecheck: true)
+                shared, key: key, policy: policy, request: request, keepingEntry: keepingEntry(), isRecheck: true)
             {
                 await lock.release()
                 return hit
@@ -87,12 +93,19 @@ extension ResourceLoader {
     /// from the origin does; a smaller one is received in memory. With `keepingEntry` (a request
     /// waits for the cache's file) the admission policy may not turn the entry away.
     private func loadFromSharedTier(
-        _ shared: any SharedTier, key: String, policy: CachePolicy, keepingEntry: Bool, isRecheck: Bool = false
+        _ shared: any SharedTier, key: String, policy: CachePolicy, request: URLRequest, keepingEntry: Bool,
+        isRecheck: Bool = false
     ) async -> SharedLookup {
         let clock = configuration.clock
         let spool = SharedBodySpool(
             fileThreshold: cache.configuration.inlineThreshold.bytes, directory: downloadsDirectory,
-            accepts: { head in policy != .http || HTTPFreshness.isFresh(head.metadata, at: clock()) })
+            accepts: { [self] head in
+                guard policy == .http else { return true }
+                switch httpReuse(localMetadata(head.metadata), request: request, now: clock()) {
+                case .fresh, .stale: return true
+                case .revalidate, .unusable, .onlyIfCachedMiss: return false
+                }
+            })
         let head: SharedEntryHead?
         do {
             head = try await shared.streamEntry(forKey: key, into: spool)
@@ -114,20 +127,21 @@ extension ResourceLoader {
         if let expires = head.expires {
             timeToLive = .seconds(max(0.001, expires.timeIntervalSince(configuration.clock())))
         }
-        var result = LoadResult(metadata: head.metadata, source: .shared)
+        let metadata = localMetadata(head.metadata)
+        var result = LoadResult(metadata: metadata, source: .shared)
         do {
             switch spool.finish() {
             case .memory(let data):
                 result.data = data
                 try await cache.store(
-                    data, forKey: key, timeToLive: timeToLive, metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
+                    data, forKey: key, timeToLive: timeToLive, metadata: metadata, mayBeTurnedAway: !keepingEntry)
             case .file(let file):
                 defer { file.remove() }  // normally gone already; removes it if the cache copied instead
                 // Opened before the move: the bytes stay readable whatever the cache does next.
                 result.retainedBody = RetainedBody(path: file.path)
                 try await cache.store(
                     fileAt: URL(fileURLWithPath: file.path), forKey: key, moving: true, timeToLive: timeToLive,
-                    metadata: head.metadata, mayBeTurnedAway: !keepingEntry)
+                    metadata: metadata, mayBeTurnedAway: !keepingEntry)
             }
         } catch {
             // Tolerated like a download that cannot be stored: the caller still gets the body.
@@ -149,31 +163,47 @@ extension ResourceLoader {
 
     /// Hands a body just downloaded and stored to the shared tier, in the background or before
     /// returning (``Configuration/sharedTierWriteMode``).
+    ///
+    /// The caller has checked that a shared cache may store the response
+    /// (``sharedCacheMayStore(request:response:)``); its freshness is recomputed by the shared
+    /// rules (`s-maxage`).
     func shareDownload(_ result: LoadResult, key: String) async {
         guard let shared = configuration.sharedTier else { return }
+        let metadata = Self.sharedMetadata(result.metadata)
         let data = result.data
         let retained = result.retainedBody
         let created = configuration.clock()
         let lock = sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }
         await writeToSharedTier(key: key, releasing: lock) {
             if let data {
-                try await shared.store(SharedEntry(key: key, body: data, metadata: result.metadata, created: created))
+                try await shared.store(SharedEntry(key: key, body: data, metadata: metadata, created: created))
             } else if let retained {
                 // A body stored as a file streams from it: never read into memory whole.
                 let head = SharedEntryHead(
-                    key: key, size: try retained.size(), metadata: result.metadata, created: created)
+                    key: key, size: try retained.size(), metadata: metadata, created: created)
                 try await shared.store(head, body: RetainedBodyChunks(body: retained, chunkSize: Self.sharedChunkSize))
             }
         }
     }
 
     /// After a `304 Not Modified`, gives the shared copy the refreshed metadata too, so that the
-    /// rest of the fleet does not revalidate it again.
-    func shareRevalidation(_ metadata: DiskCache.Metadata, key: String) async {
+    /// rest of the fleet does not revalidate it again; removes it instead when the refreshed
+    /// headers no longer let a shared cache store it (the 304 said `private`, say).
+    func shareRevalidation(_ metadata: DiskCache.Metadata, key: String, request: URLRequest) async {
         guard let shared = configuration.sharedTier else { return }
         let lock = sharedTier.fillLocks.withLock { $0.removeValue(forKey: key) }
+        let fields = HTTPFreshness.storedResponse(metadata)?.headers ?? HTTPFields()
+        let status = Int(metadata.extra[HTTPFreshness.statusKey] ?? "") ?? 200
+        let mayShare =
+            HTTPCachePolicy(kind: .shared).storableHeaders(
+                method: "GET", requestHeaders: HTTPFields(request), status: status, responseHeaders: fields) != nil
+        let sharedMetadata = Self.sharedMetadata(metadata)
         await writeToSharedTier(key: key, releasing: lock) {
-            _ = try await shared.updateMetadata(metadata, expires: nil, forKey: key)
+            if mayShare {
+                _ = try await shared.updateMetadata(sharedMetadata, expires: nil, forKey: key)
+            } else {
+                try await shared.removeEntry(forKey: key)
+            }
         }
     }
 

@@ -57,6 +57,7 @@ extension ResourceLoader {
         -> (LoadResult, TransferOutcome)?
     {
         guard policy == .http, let stored,
+            let response = HTTPFreshness.storedResponse(stored.metadata), httpPolicy.mayServeStale(response),
             HTTPFreshness.mayServeStaleOnError(
                 stored.metadata, at: configuration.clock(), maximumStaleness: configuration.maximumStaleness)
         else { return nil }

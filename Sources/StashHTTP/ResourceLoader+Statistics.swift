@@ -36,6 +36,10 @@ extension ResourceLoader {
         public var resumedDownloads = 0
         /// Attempts repeated after a transient failure.
         public var retries = 0
+        /// Stored entries removed because an unsafe request (`POST`, `PUT`, `DELETE`, `PATCH`, …)
+        /// to their URL, or to a response naming it in `Location` / `Content-Location`, succeeded
+        /// (RFC 9111 §4.4).
+        public var invalidations = 0
         /// Transfers that ended with an error (after their retries).
         public var failedTransfers = 0
         /// Transfers stopped because every waiting request was cancelled, or by ``cancelAll()``.

@@ -29,7 +29,7 @@ extension ResourceLoader {
         defer { versions.release(memoryKey) }
         do {
             let (result, outcome) = try await withSharedTier(
-                key: key, policy: policy, keepingEntry: transfer.wantsFile
+                key: key, policy: policy, request: request.urlRequest, keepingEntry: transfer.wantsFile
             ) {
                 try await self.performTransfer(transfer, key: key, request: request, url: url, policy: policy)
             }
@@ -60,8 +60,18 @@ extension ResourceLoader {
             if let entry = stored, !HTTPFreshness.matchesVary(entry.metadata, request: request.urlRequest) {
                 stored = nil
             }
-            if let stored, policy == .cacheFirst || HTTPFreshness.isFresh(stored.metadata, at: configuration.clock()) {
-                return (LoadResult(metadata: stored.metadata, source: .disk, version: version), .alreadyCached)
+            if let entry = stored {
+                var servable = policy == .cacheFirst
+                if policy == .http {
+                    switch httpReuse(entry.metadata, request: request.urlRequest, now: configuration.clock()) {
+                    case .fresh, .stale: servable = true
+                    case .onlyIfCachedMiss: throw onlyIfCachedMiss(url, key: key)
+                    case .revalidate, .unusable: break
+                    }
+                }
+                if servable {
+                    return (LoadResult(metadata: entry.metadata, source: .disk, version: version), .alreadyCached)
+                }
             }
         }
         var validated = stored.flatMap { $0.metadata.etag != nil || $0.metadata.lastModified != nil ? $0 : nil }
@@ -124,6 +134,7 @@ extension ResourceLoader {
             stats.requests += 1
             if validated != nil { stats.revalidations += 1 }
         }
+        let requestedAt = configuration.clock()
         emit(.requestSent(key: key, url: url, attempt: attempt, isConditional: validated != nil))
         logger.debug(
             "Fetching",
@@ -156,7 +167,9 @@ extension ResourceLoader {
         switch response.statusCode {
         case 304:
             receiver.discard()
-            return try await revalidated(response, validated: validated, key: key, url: url)
+            return try await revalidated(
+                response, validated: validated, key: key, url: url, request: request.urlRequest,
+                requestedAt: requestedAt)
         case 416 where partial != nil:
             receiver.discard()
             throw discardPartial(key: key, url: url, reason: "it answered 416 Range Not Satisfiable")
@@ -175,7 +188,7 @@ extension ResourceLoader {
             }
             return try await store(
                 body, response: response, key: key, url: url, request: request, policy: policy,
-                keepingEntry: transfer.wantsFile)
+                requestedAt: requestedAt, keepingEntry: transfer.wantsFile)
         default:
             receiver.discard()
             throw statusFailure(response, url: url)
@@ -194,9 +207,10 @@ extension ResourceLoader {
     }
 
     /// A 304: refresh the stored entry's metadata and serve its bytes.
-    private func revalidated(_ response: HTTPURLResponse, validated: DiskCache.Attributes?, key: String, url: URL)
-        async throws -> (LoadResult, TransferOutcome)
-    {
+    private func revalidated(
+        _ response: HTTPURLResponse, validated: DiskCache.Attributes?, key: String, url: URL, request: URLRequest,
+        requestedAt: Date
+    ) async throws -> (LoadResult, TransferOutcome) {
         guard let validated else {
             throw StashError(
                 .invalidResponse,
@@ -204,8 +218,8 @@ extension ResourceLoader {
                 cause: HTTPStatusError(statusCode: 304, url: response.url ?? url))
         }
         let metadata = HTTPFreshness.metadata(
-            for: HTTPFreshness.Headers(response), url: response.url ?? url, receivedAt: configuration.clock(),
-            updating: validated.metadata)
+            for: HTTPFreshness.Headers(response), url: response.url ?? url, requestedAt: requestedAt,
+            receivedAt: configuration.clock(), kind: configuration.cacheKind, updating: validated.metadata)
         let cache = self.cache
         let memoryKey = CacheKey(key)
         versions.beginWrite(memoryKey)
@@ -220,7 +234,7 @@ extension ResourceLoader {
         invalidateMemory(forKey: key, bytesChanged: false)
         let version = versions.endWrite(memoryKey)
         guard try updated.get() else { throw EntryVanished() }
-        await shareRevalidation(metadata, key: key)
+        await shareRevalidation(metadata, key: key, request: request)
         counters.withLock { $0.notModified += 1 }
         logger.debug("Not modified", metadata: ["key": "\(key)"])
         return (LoadResult(metadata: metadata, source: .revalidated, version: version), .notModified)
@@ -232,21 +246,20 @@ extension ResourceLoader {
     /// turn the entry away at this store.
     private func store(
         _ body: BodyReceiver.Body, response: HTTPURLResponse, key: String, url: URL, request: ResourceRequest,
-        policy: CachePolicy, keepingEntry: Bool
+        policy: CachePolicy, requestedAt: Date, keepingEntry: Bool
     ) async throws -> (LoadResult, TransferOutcome) {
         let headers = HTTPFreshness.Headers(response)
         let metadata = HTTPFreshness.recordingVary(
             headers.vary, of: request.urlRequest,
-            in: HTTPFreshness.metadata(for: headers, url: response.url ?? url, receivedAt: configuration.clock()))
-        if policy == .http && HTTPFreshness.forbidsStoring(headers) {
-            let reason = StashError(
-                .invalidResponse,
-                "GET \(url.absoluteString) answered Cache-Control: no-store, so it was not cached and has no cache file: load it with data(for:), or use the .cacheFirst policy to cache it anyway."
-            )
+            in: HTTPFreshness.metadata(
+                for: headers, url: response.url ?? url, status: response.statusCode, requestedAt: requestedAt,
+                receivedAt: configuration.clock(), kind: configuration.cacheKind))
+        if let reason = unstorableReason(response, request: request.urlRequest, url: url, policy: policy) {
             var result = try unstored(body, metadata: metadata, reason: reason)
             result.version = versions.version(of: CacheKey(key))
             return (result, .notStored)
         }
+        let mayShare = Self.sharedCacheMayStore(request: request.urlRequest, response: response)
         let memoryKey = CacheKey(key)
         versions.beginWrite(memoryKey)
         let outcome: Result<LoadResult, any Error>
@@ -273,7 +286,8 @@ extension ResourceLoader {
         switch outcome {
         case .success(var result):
             result.version = version
-            await shareDownload(result, key: key)
+            if Self.baseKey(ofVariant: key) != nil { await registerVariant(key) }
+            if mayShare { await shareDownload(result, key: key) }
             return (result, .stored)
         case .failure(let error):
             // Tolerated: the body is complete, so the waiting requests still get it (as data).
@@ -283,6 +297,34 @@ extension ResourceLoader {
                 "Downloaded but could not store", metadata: ["url": "\(url.absoluteString)", "error": "\(reason)"])
             return (try unstored(body, metadata: metadata, reason: reason), .notStored)
         }
+    }
+
+    /// Why the response to `request` must not be stored, or `nil` when it may be: under
+    /// ``CachePolicy/http`` the RFC 9111 §3 rules of the loader's kind; under the other policies
+    /// (which store every 2xx) only a shared loader's rules against leaking one user's response
+    /// to another (§3.5, §5.2.2.5, §5.2.2.7).
+    private func unstorableReason(_ response: HTTPURLResponse, request: URLRequest, url: URL, policy: CachePolicy)
+        -> StashError?
+    {
+        let control = response.value(forHTTPHeaderField: "Cache-Control").map { "Cache-Control: \($0)" }
+        let what = control ?? "no caching headers"
+        if policy == .http {
+            let storable = httpPolicy.storableHeaders(
+                method: "GET", requestHeaders: HTTPFields(request), status: response.statusCode,
+                responseHeaders: HTTPFields(response))
+            guard storable == nil else { return nil }
+            return StashError(
+                .invalidResponse,
+                "GET \(url.absoluteString) answered \(response.statusCode) with \(what), which RFC 9111 forbids a \(configuration.cacheKind == .shared ? "shared" : "private") cache to store (or the request said no-store), so it was not cached and has no cache file: load it with data(for:), or use the .cacheFirst policy to cache it anyway."
+            )
+        }
+        guard configuration.cacheKind == .shared, !Self.sharedCacheMayKeep(request: request, response: response) else {
+            return nil
+        }
+        return StashError(
+            .invalidResponse,
+            "GET \(url.absoluteString) answered with \(what)\(request.value(forHTTPHeaderField: "Authorization") != nil ? " to a request with Authorization" : ""): a shared cache must never store it (RFC 9111 §3.5, §5.2.2.7), so it was not cached and has no cache file: load it with data(for:), or give the loader the .private cacheKind if it serves one user."
+        )
     }
 
     /// A body that is not in the cache, in memory for the requests that wait for data.

@@ -106,7 +106,7 @@ extension ResourceLoader {
     }
 
     /// One typed request: decoded values in memory, then bytes on disk (both only while the
-    /// policy allows), then the network through ``loadStored(_:url:key:policy:delivery:waiter:)``.
+    /// policy allows), then the network through ``loadStored(_:url:key:policy:delivery:waiter:prefetched:)``.
     func loadValue<Value: Sendable>(_ request: ResourceRequest, tier: ValueTier<Value>) async throws
         -> (value: Value, source: ResourceResponse.Source)
     {
@@ -146,8 +146,10 @@ extension ResourceLoader {
     private func mayServeStoredCopy(_ request: ResourceRequest, key: String, policy: CachePolicy) async throws -> Bool {
         guard policy == .http else { return true }
         guard let attributes = try await liveAttributes(forKey: key) else { return false }
-        return HTTPFreshness.isFresh(attributes.metadata, at: configuration.clock())
-            && HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest)
+        switch httpReuse(attributes.metadata, request: request.urlRequest, now: configuration.clock()) {
+        case .fresh, .stale: return true
+        case .revalidate, .unusable, .onlyIfCachedMiss: return false
+        }
     }
 
     /// Keeps a value just decoded from `loaded` in memory, unless the loader wrote the entry since.

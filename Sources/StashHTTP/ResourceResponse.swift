@@ -43,6 +43,12 @@ public struct ResourceResponse: Sendable {
     /// failure, such as a refused connection or a `503`; `nil` for a stale-while-revalidate serve
     /// and every other source.
     public var originFailure: StashError? = nil
+    /// How old the response is (RFC 9111 §4.2.3): the `Age` a cache sends with it (§5.1).
+    ///
+    /// Counts the `Age` and `Date` it arrived with, the request's round trip and the time it has
+    /// been stored, at the loader's clock; for a response just received from the network, the
+    /// age it arrived with. `nil` for an entry stored by other means than the loader.
+    public var age: Duration? = nil
 
     /// The bytes, when the body was delivered in memory.
     public var data: Data? {

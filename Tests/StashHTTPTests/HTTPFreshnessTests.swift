@@ -23,21 +23,21 @@ import Testing
     }
 
     @Test func parsesCacheControlDirectives() {
-        let control = CacheControl(parsing: "public, Max-Age=3600, must-revalidate")
-        #expect(control == CacheControl(parsing: nil).with(maxAge: 3600, mustRevalidate: true))
-        #expect(CacheControl(parsing: "no-store").noStore)
-        #expect(CacheControl(parsing: "no-cache, max-age=\"60\"").noCache)
-        #expect(CacheControl(parsing: "max-age=\"60\"").maxAge == 60)
-        #expect(CacheControl(parsing: "max-age=soon").maxAge == 0)
+        let control = HTTPCacheControl(parsing: "public, Max-Age=3600, must-revalidate")
+        #expect(control.isPublic && control.mustRevalidate && control.maxAge == .seconds(3600))
+        #expect(HTTPCacheControl(parsing: "no-store").noStore)
+        #expect(HTTPCacheControl(parsing: "no-cache, max-age=\"60\"").noCache)
+        #expect(HTTPCacheControl(parsing: "max-age=\"60\"").maxAge == .seconds(60))
+        #expect(HTTPCacheControl(parsing: "max-age=soon").maxAge == .zero)
     }
 
     @Test func parsesStaleIfErrorAndStaleWhileRevalidate() {
-        let control = CacheControl(parsing: "max-age=60, stale-while-revalidate=30, Stale-If-Error=\"86400\"")
-        #expect(control.maxAge == 60)
-        #expect(control.staleWhileRevalidate == 30)
-        #expect(control.staleIfError == 86_400)
-        #expect(CacheControl(parsing: "stale-if-error=soon").staleIfError == nil)
-        #expect(CacheControl(parsing: "stale-if-error").staleIfError == nil)
+        let control = HTTPCacheControl(parsing: "max-age=60, stale-while-revalidate=30, Stale-If-Error=\"86400\"")
+        #expect(control.maxAge == .seconds(60))
+        #expect(control.staleWhileRevalidate == .seconds(30))
+        #expect(control.staleIfError == .seconds(86_400))
+        #expect(HTTPCacheControl(parsing: "stale-if-error=soon").staleIfError == nil)
+        #expect(HTTPCacheControl(parsing: "stale-if-error").staleIfError == nil)
     }
 
     private func headers(_ fields: [String: String]) -> HTTPFreshness.Headers {
@@ -100,14 +100,5 @@ import Testing
         let headers = HTTPFreshness.Headers(response)
         #expect(headers.etag == "\"x\"")
         #expect(headers.lastModified == "Sun, 06 Nov 1994 08:49:37 GMT")
-    }
-}
-
-extension CacheControl {
-    fileprivate func with(maxAge: Int?, mustRevalidate: Bool) -> CacheControl {
-        var copy = self
-        copy.maxAge = maxAge
-        copy.mustRevalidate = mustRevalidate
-        return copy
     }
 }

@@ -8,7 +8,8 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Responses with `Vary`: served only to requests with the same values of the headers named.
+/// Responses with `Vary` (RFC 9111 §4.1): served only to requests with the same values of the
+/// headers named, several variants of one URL kept side by side.
 @Suite(.timeLimit(.minutes(5)))
 struct ResourceLoaderVaryTests {
     private func request(_ url: URL, language: String) -> URLRequest {
@@ -18,7 +19,9 @@ struct ResourceLoaderVaryTests {
     }
 
     @Test(arguments: [ResourceLoader.CachePolicy.cacheFirst, .http])
-    func varyOnAcceptLanguageNeverServesOneLanguageTheOthersBody(policy: ResourceLoader.CachePolicy) async throws {
+    func rfc9111Section4_1_varyKeepsEachLanguageAndNeverServesOneTheOthersBody(policy: ResourceLoader.CachePolicy)
+        async throws
+    {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
                 let fixture = try Fixture(directory: directory) { $0.cachePolicy = policy }
@@ -36,12 +39,21 @@ struct ResourceLoaderVaryTests {
                 #expect(server.stats.value.requests == 1)
                 #expect(try await fixture.loader.data(for: request(url, language: "fr")) == french)
                 #expect(server.stats.value.requests == 2)
+                // Both variants stay stored: neither language is fetched again.
                 #expect(try await fixture.loader.data(for: request(url, language: "en")) == english)
-                #expect(server.stats.value.requests == 3)
+                #expect(try await fixture.loader.data(for: request(url, language: "fr")) == french)
+                fixture.loader.memory.removeAll()
+                #expect(try await fixture.loader.data(for: request(url, language: "fr")) == french)
+                #expect(try await fixture.loader.data(for: request(url, language: "en")) == english)
                 let file = try await fixture.loader.fileURL(
                     for: ResourceRequest(request(url, language: "fr"), cachePolicy: policy))
                 #expect(try Data(contentsOf: file) == french)
-                #expect(server.stats.value.requests == 4)
+                #expect(server.stats.value.requests == 2)
+                // A third language is a third variant.
+                #expect(
+                    try await fixture.loader.data(for: request(url, language: "de")) == TestBody.bytes(1_000, seed: 1))
+                #expect(try await fixture.loader.data(for: request(url, language: "fr")) == french)
+                #expect(server.stats.value.requests == 3)
             }
         }
     }

@@ -3,37 +3,91 @@ import Foundation
 /// Parses the three HTTP-date formats that RFC 9110 §5.6.7 requires a recipient to accept.
 ///
 /// Hand-written rather than a `DateFormatter`, which is neither `Sendable` nor cheap to make,
-/// and whose parsing differs between Foundation implementations.
+/// and whose parsing differs between Foundation implementations. Lenient where senders are
+/// known to stray without ambiguity: names in any case, `UTC` for `GMT`, a missing comma,
+/// repeated spaces, dashes in the IMF date, `.` in the time, one-digit hours and two-digit
+/// years (00-69 are 20xx).
 enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
     /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
+    ///
+    /// Works on the UTF-8 bytes: it runs for every cache decision.
     static func parse(_ text: String) -> Date? {
-        let fields = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        switch fields.count {
-        case 6 where fields[5] == "GMT":
-            return make(year: Int(fields[3]), month: fields[2], day: Int(fields[1]), time: fields[4])
-        case 4 where fields[3] == "GMT":
-            let parts = fields[1].split(separator: "-").map(String.init)
-            guard parts.count == 3, let shortYear = Int(parts[2]) else { return nil }
-            let year = parts[2].count == 2 ? (shortYear < 70 ? 2000 + shortYear : 1900 + shortYear) : shortYear
-            return make(year: year, month: parts[1], day: Int(parts[0]), time: fields[2])
-        case 5:
-            return make(year: Int(fields[4]), month: fields[1], day: Int(fields[2]), time: fields[3])
+        let bytes = Array(text.utf8)
+        var tokens: [ArraySlice<UInt8>] = []
+        var start: Int?
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x2C || byte == 0x09 {
+                if let first = start { tokens.append(bytes[first..<index]) }
+                start = nil
+            } else if start == nil {
+                start = index
+            }
+        }
+        if let first = start { tokens.append(bytes[first...]) }
+        if tokens.count == 4, tokens[1].contains(0x2D) {
+            // RFC 850 (or an IMF date with dashes): "06-Nov-94".
+            let parts = tokens[1].split(separator: 0x2D)
+            guard parts.count == 3 else { return nil }
+            tokens = [tokens[0]] + parts + [tokens[2], tokens[3]]
+        }
+        switch tokens.count {
+        case 6 where isZone(tokens[5]):
+            return make(year: tokens[3], month: tokens[2], day: tokens[1], time: tokens[4])
+        case 5 where number(tokens[4]) != nil:
+            return make(year: tokens[4], month: tokens[1], day: tokens[2], time: tokens[3])
         default:
             return nil
         }
     }
 
-    private static func make(year: Int?, month: String, day: Int?, time: String) -> Date? {
-        let clock = time.split(separator: ":").compactMap { Int($0) }
-        guard let year, let day, let monthIndex = months.firstIndex(of: month.lowercased()), clock.count == 3,
-            (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]),
-            (0...60).contains(clock[2])
+    /// `GMT` or `UTC`, in any case.
+    private static func isZone(_ token: ArraySlice<UInt8>) -> Bool {
+        let lower = token.map { $0 | 0x20 }
+        return lower == Array("gmt".utf8) || lower == Array("utc".utf8)
+    }
+
+    /// A number of 1 to 9 digits.
+    private static func number(_ token: ArraySlice<UInt8>) -> Int? {
+        guard !token.isEmpty, token.count <= 9 else { return nil }
+        var value = 0
+        for byte in token {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+    }
+
+    /// Formats `date` as an IMF-fixdate, the form senders must use (RFC 9110 §5.6.7).
+    static func format(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let clock = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
+        let monthName = months[month - 1].capitalized
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return
+            "\(weekday), \(two(day)) \(monthName) \(year) \(two(clock / 3600)):\(two(clock / 60 % 60)):\(two(clock % 60)) GMT"
+    }
+
+    private static func make(
+        year yearToken: ArraySlice<UInt8>, month: ArraySlice<UInt8>, day dayToken: ArraySlice<UInt8>,
+        time: ArraySlice<UInt8>
+    ) -> Date? {
+        let clock = time.split(whereSeparator: { $0 == 0x3A || $0 == 0x2E }).map(number)
+        let monthName = String(decoding: month.prefix(3).map { $0 | 0x20 }, as: UTF8.self)
+        guard var year = number(yearToken), let day = number(dayToken), month.count >= 3,
+            let monthIndex = months.firstIndex(of: monthName), clock.count == 3,
+            let hour = clock[0], let minute = clock[1], let second = clock[2],
+            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
+        if yearToken.count == 2 { year += year < 70 ? 2000 : 1900 }
         let days = daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
-        let seconds = days * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
@@ -45,5 +99,18 @@ enum HTTPDate {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -10,6 +10,13 @@ import Stash
 extension HTTPFreshness {
     static let varyKey = "http.vary"
     static let varyValuesKey = "http.vary-values"
+    /// The keys of the other `Vary` variants of a URL, one per line, in its base entry.
+    static let variantsKey = "http.variants"
+
+    /// The variant keys that `metadata` lists.
+    static func variants(of metadata: DiskCache.Metadata) -> [String] {
+        metadata.extra[variantsKey].map { $0.split(separator: "\n").map(String.init) } ?? []
+    }
 
     /// How many seconds past its freshness `metadata` is at `now`: 0 while fresh, `nil` for an
     /// entry without a recorded freshness (stored by other means).
@@ -27,9 +34,9 @@ extension HTTPFreshness {
         -> Bool
     {
         guard let maximumStaleness, let staleness = staleness(of: metadata, at: now) else { return false }
-        let control = CacheControl(parsing: metadata.extra[cacheControlKey])
+        let control = HTTPCacheControl(parsing: metadata.extra[cacheControlKey])
         if control.noStore || control.mustRevalidate { return false }
-        let allowed = max(TimeInterval(control.staleIfError ?? 0), maximumStaleness.timeInterval)
+        let allowed = max(control.staleIfError?.timeInterval ?? 0, maximumStaleness.timeInterval)
         return staleness <= allowed
     }
 
@@ -43,9 +50,9 @@ extension HTTPFreshness {
         guard maximumStaleness != nil, let staleness = staleness(of: metadata, at: now), staleness > 0 else {
             return false
         }
-        let control = CacheControl(parsing: metadata.extra[cacheControlKey])
+        let control = HTTPCacheControl(parsing: metadata.extra[cacheControlKey])
         if control.noStore || control.noCache || control.mustRevalidate { return false }
-        guard let allowed = control.staleWhileRevalidate.map(TimeInterval.init) ?? window?.timeInterval else {
+        guard let allowed = control.staleWhileRevalidate.map(\.timeInterval) ?? window?.timeInterval else {
             return false
         }
         return staleness <= allowed
@@ -78,7 +85,7 @@ extension HTTPFreshness {
 
     /// The request's values of the headers `vary` names, one `name: value` line each (absent
     /// headers as empty), or `nil` for `Vary: *`.
-    private static func varyValues(_ vary: String, of request: URLRequest) -> String? {
+    static func varyValues(_ vary: String, of request: URLRequest) -> String? {
         let names = vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if names.contains("*") { return nil }
         return names.filter { !$0.isEmpty }.sorted().map { name in

@@ -18,10 +18,11 @@ enum HTTPFreshness {
     static let expiresKey = "http.expires"
     static let dateKey = "http.date"
     static let urlKey = "http.url"
-
-    /// The heuristic freshness of a response with only `Last-Modified` is a tenth of its age,
-    /// capped at a day (RFC 9111 §4.2.2).
-    static let heuristicCap: TimeInterval = 86_400
+    static let ageKey = "http.age"
+    static let statusKey = "http.status"
+    static let requestedAtKey = "http.requested-at"
+    /// The age the response had when it arrived (RFC 9111 §4.2.3's `corrected_initial_age`), in seconds.
+    static let initialAgeKey = "http.initial-age"
 
     /// The caching-relevant header values of one response.
     struct Headers: Sendable {
@@ -53,9 +54,16 @@ enum HTTPFreshness {
     /// The metadata to store for a response received at `now`.
     ///
     /// For a 304, pass the stored metadata as `previous`: the 304's headers replace the stored
-    /// ones they name and the others are kept (RFC 9111 §4.3.4).
+    /// ones they name and the others are kept (RFC 9111 §4.3.4); its `Age` (or the lack of one)
+    /// replaces the stored one, since the age is that of the validation.
+    ///
+    /// - Parameters:
+    ///   - status: Recorded when it is not 200.
+    ///   - requestedAt: When the request was sent (RFC 9111 §4.2.3's `request_time`); `now` if `nil`.
+    ///   - kind: Whose freshness rules set ``freshUntilKey`` (`s-maxage` counts only for `.shared`).
     static func metadata(
-        for headers: Headers, url: URL?, receivedAt now: Date, updating previous: DiskCache.Metadata? = nil
+        for headers: Headers, url: URL?, status: Int = 200, requestedAt: Date? = nil, receivedAt now: Date,
+        kind: HTTPCacheKind = .private, updating previous: DiskCache.Metadata? = nil
     ) -> DiskCache.Metadata {
         var metadata = previous ?? DiskCache.Metadata()
         metadata.contentType = headers.contentType ?? metadata.contentType
@@ -64,47 +72,61 @@ enum HTTPFreshness {
         metadata.extra[cacheControlKey] = headers.cacheControl ?? metadata.extra[cacheControlKey]
         metadata.extra[expiresKey] = headers.expires ?? metadata.extra[expiresKey]
         metadata.extra[dateKey] = headers.date ?? metadata.extra[dateKey]
+        metadata.extra[ageKey] = headers.age
+        if previous == nil, status != 200 { metadata.extra[statusKey] = String(status) }
         if let url { metadata.extra[urlKey] = url.absoluteString }
-        var merged = headers
-        merged.cacheControl = metadata.extra[cacheControlKey]
-        merged.expires = metadata.extra[expiresKey]
-        merged.date = metadata.extra[dateKey]
-        merged.lastModified = metadata.lastModified
         metadata.extra[storedAtKey] = format(now)
-        metadata.extra[freshUntilKey] = format(freshUntil(merged, receivedAt: now))
+        metadata.extra[requestedAtKey] = format(min(requestedAt ?? now, now))
+        metadata.extra[freshUntilKey] = format(freshUntil(metadata, kind: kind) ?? now)
+        if let stored = storedResponse(metadata) {
+            let initialAge = HTTPCachePolicy(kind: kind).currentAge(of: stored, now: stored.responseTime)
+            metadata.extra[initialAgeKey] = format(initialAge.timeInterval)
+        }
         return metadata
     }
 
     /// Whether `headers` forbid storing the response (`Cache-Control: no-store`).
     static func forbidsStoring(_ headers: Headers) -> Bool {
-        CacheControl(parsing: headers.cacheControl).noStore
+        HTTPCacheControl(parsing: headers.cacheControl).noStore
     }
 
-    /// When a response received at `now` with `headers` stops being fresh (RFC 9111 §4.2).
-    ///
-    /// `no-cache` makes it stale at once; then `max-age`, then `Expires` relative to `Date`,
-    /// then the `Last-Modified` heuristic; without any of them it is stale at once, so that
-    /// ``ResourceLoader/CachePolicy/http`` revalidates it on every use.
+    /// When a response received at `now` with `headers` stops being fresh (RFC 9111 §4.2), for
+    /// a private cache.
     static func freshUntil(_ headers: Headers, receivedAt now: Date) -> Date {
-        let control = CacheControl(parsing: headers.cacheControl)
-        if control.noCache { return now }
-        let date = headers.date.flatMap(HTTPDate.parse)
-        let apparentAge = date.map { max(0, now.timeIntervalSince($0)) } ?? 0
-        let ageHeader = headers.age.flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        let currentAge = max(apparentAge, ageHeader)
-        let lifetime: TimeInterval
-        if let maxAge = control.maxAge {
-            lifetime = TimeInterval(maxAge)
-        } else if let expires = headers.expires {
-            // An invalid Expires (such as "0") means "already expired" (RFC 9111 §5.3).
-            guard let expiry = HTTPDate.parse(expires) else { return now }
-            lifetime = expiry.timeIntervalSince(date ?? now)
-        } else if let modified = headers.lastModified.flatMap(HTTPDate.parse) {
-            lifetime = min(max(0, (date ?? now).timeIntervalSince(modified)) / 10, heuristicCap)
-        } else {
-            lifetime = 0
-        }
-        return now.addingTimeInterval(max(0, lifetime - currentAge))
+        let metadata = HTTPFreshness.metadata(for: headers, url: nil, receivedAt: now)
+        return freshUntil(metadata, kind: .private) ?? now
+    }
+
+    /// When stored `metadata` stops being fresh for a cache of `kind` (RFC 9111 §4.2): the
+    /// response time plus the freshness lifetime minus the age it arrived with; at once for
+    /// `no-cache`; `nil` for metadata the loader did not record.
+    static func freshUntil(_ metadata: DiskCache.Metadata, kind: HTTPCacheKind) -> Date? {
+        guard let stored = storedResponse(metadata) else { return nil }
+        if HTTPCacheControl(stored.headers).noCache { return stored.responseTime }
+        let policy = HTTPCachePolicy(kind: kind)
+        let lifetime = policy.freshnessLifetime(of: stored)
+        let initialAge = policy.currentAge(of: stored, now: stored.responseTime)
+        return stored.responseTime.addingTimeInterval(max(0, (lifetime - initialAge).timeInterval))
+    }
+
+    /// The stored response that `metadata` describes, for ``HTTPCachePolicy``: its caching
+    /// headers (without `Vary`, which ``matchesVary(_:request:)`` checks) and times; `nil` for an
+    /// entry stored by other means.
+    static func storedResponse(_ metadata: DiskCache.Metadata) -> StoredResponse? {
+        guard let storedAt = metadata.extra[storedAtKey].flatMap(TimeInterval.init) else { return nil }
+        var fields = HTTPFields()
+        if let value = metadata.extra[cacheControlKey] { fields.add(value, for: "Cache-Control") }
+        if let value = metadata.extra[expiresKey] { fields.add(value, for: "Expires") }
+        if let value = metadata.extra[dateKey] { fields.add(value, for: "Date") }
+        if let value = metadata.extra[ageKey] { fields.add(value, for: "Age") }
+        if let value = metadata.etag { fields.add(value, for: "ETag") }
+        if let value = metadata.lastModified { fields.add(value, for: "Last-Modified") }
+        let responseTime = Date(timeIntervalSince1970: storedAt)
+        let requestTime = metadata.extra[requestedAtKey].flatMap(TimeInterval.init).map(
+            Date.init(timeIntervalSince1970:))
+        return StoredResponse(
+            status: metadata.extra[statusKey].flatMap { Int($0) } ?? 200, headers: fields,
+            requestTime: requestTime ?? responseTime, responseTime: responseTime)
     }
 
     /// Whether stored `metadata` is fresh at `now`; metadata without a recorded freshness (an
@@ -115,6 +137,20 @@ enum HTTPFreshness {
     }
 
     private static func format(_ date: Date) -> String {
-        String(format: "%.3f", date.timeIntervalSince1970)
+        format(date.timeIntervalSince1970)
+    }
+
+    private static func format(_ seconds: TimeInterval) -> String {
+        String(format: "%.3f", seconds)
+    }
+
+    /// The current age (RFC 9111 §4.2.3) of the response `metadata` records, at `now`: its
+    /// initial age plus the time since it arrived; `nil` for an entry stored by other means.
+    static func currentAge(of metadata: DiskCache.Metadata, at now: Date) -> Duration? {
+        guard let storedAt = metadata.extra[storedAtKey].flatMap(TimeInterval.init),
+            let initialAge = metadata.extra[initialAgeKey].flatMap(TimeInterval.init)
+        else { return nil }
+        let seconds = initialAge + max(0, now.timeIntervalSince1970 - storedAt)
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 }

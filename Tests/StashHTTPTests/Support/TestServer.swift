@@ -174,6 +174,10 @@ final class TestServer: Sendable {
             return bodiless(HTTPResponse(statusCode: .notModified, headers: headers))
         }
         let status = HTTPStatusCode(resource.status, phrase: resource.status == 200 ? "OK" : "Status")
+        if request.method == .HEAD {
+            // A HEAD response has no body: one sent anyway would be read as the next response.
+            return bodiless(HTTPResponse(statusCode: status, headers: headers))
+        }
         if let body = resource.fixedBody {
             stats.update { $0.bodyBytesSent += body.count }
             return bodiless(HTTPResponse(statusCode: status, headers: headers, body: body))
