@@ -7,6 +7,8 @@
 //                                        [--json]
 //   swift run -c release StashBenchmarks scaling --entries N [--round R] [--dir PARENT] [--template DIR]
 //   swift run -c release StashBenchmarks hit-throughput [--dir PARENT]
+//   swift run -c release StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4]
+//                                        [--parts hits,sets,cache] [--only mutex,lru-list,memory-lru,…]
 //
 // Benchmarks/run-comparison.sh puts the disk numbers beside python-diskcache and the
 // file-system floor; Benchmarks/README.md describes the workloads and the JSON lines.
@@ -82,6 +84,16 @@ do {
             fail("usage: hit-worker DIR SEED END")
         }
         print(try HitThroughput.worker(directory: arguments[1], seed: seed, end: end))
+
+    case "memory-tier":
+        var workloads = MemoryTierWorkloads(runs: option("--runs").flatMap(Int.init) ?? 3)
+        if let hits = option("--hits").flatMap(Int.init) { workloads.hits = hits }
+        if let threads = option("--threads") { workloads.threadCounts = threads.split(separator: ",").compactMap { Int($0) } }
+        workloads.only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
+        let parts = option("--parts").map { Set($0.split(separator: ",").map(String.init)) } ?? ["hits", "sets", "cache"]
+        if parts.contains("hits") { for line in try workloads.run() { print(line) } }
+        if parts.contains("sets") { for line in workloads.runEvictingSets() { print(line) } }
+        if parts.contains("cache") { for line in try workloads.runCacheHits() { print(line) } }
 
     case "replay":
         guard arguments.count >= 2 else { fail("usage: replay TRACE.csv --cache-size 5% …") }

@@ -111,7 +111,10 @@ final class CacheEventLog: Sendable {
 
     @Test func memoryPressureWarningHalvesMemoryAndTheRestIsReadFromDisk() throws {
         try withTemporaryDirectory { dir in
-            let cache = try Cache(directory: dir, memoryEvictionPolicy: .leastRecentlyUsed, codec: .data)
+            // One shard, so that one LRU order covers every entry (a sharded tier halves each
+            // shard in its own order: see the next test).
+            let memory = MemoryCache<CacheKey, Data>(policy: .leastRecentlyUsed, shards: 1, cost: { $0.count })
+            let cache = Cache(disk: try DiskCache(directory: dir), memory: memory, codec: .data)
             for i in 0..<4 { try cache.store(pattern(10, seed: UInt64(i)), forKey: "k\(i)") }
             cache.memory.handleMemoryPressure(.warning)
             #expect(cache.memory.totalCount == 2)
@@ -124,6 +127,32 @@ final class CacheEventLog: Sendable {
             }
             #expect(tiers == [.disk, .disk, .memory, .memory])  // the least recently used went first
             #expect(cache.memory.totalCount == 4)
+        }
+    }
+
+    @Test func memoryPressureWarningHalvesAShardedMemoryTierAndTheRestIsReadFromDisk() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Cache(directory: dir, codec: .data)
+            #expect(cache.memory.shardCount > 1)
+            for i in 0..<40 { try cache.store(pattern(10, seed: UInt64(i)), forKey: "k\(i)") }
+            cache.memory.handleMemoryPressure(.warning)
+            // Each shard keeps its part of half the cost and half the count; a shard holding an
+            // odd number of these equal entries keeps the half rounded down, so at most one
+            // entry per shard more goes than from one shard.
+            let kept = cache.memory.totalCount
+            #expect(kept <= 20 && kept >= 20 - cache.memory.shardCount)
+            #expect(cache.memory.totalCost == kept * 10)
+
+            var tiers: [CacheTier: Int] = [:]
+            for i in 0..<40 {
+                let hit = try #require(try cache.valueAndTier(forKey: "k\(i)"))
+                #expect(hit.value == pattern(10, seed: UInt64(i)))
+                tiers[hit.tier, default: 0] += 1
+            }
+            #expect(tiers == [.disk: 40 - kept, .memory: kept])
+            #expect(cache.memory.totalCount == 40)
+            cache.memory.handleMemoryPressure(.critical)
+            #expect(cache.memory.totalCount == 0 && cache.memory.totalCost == 0)
         }
     }
 

@@ -32,7 +32,7 @@ import Testing
     /// eviction contests one newcomer rather than moving the whole fill.
     @Test func aFillWithoutEvictionKeepsTheWindowAtItsShare() {
         let entries = 20_000
-        let cache = MemoryCache<String, Int>(countLimit: entries, policy: .adaptive)
+        let cache = MemoryCache<String, Int>(countLimit: entries, policy: .adaptive, shards: 1)
         func queueCounts() -> (window: Int, main: Int) {
             cache.state.withLock { ($0.storage.small.count, $0.storage.main.count) }
         }
@@ -318,7 +318,7 @@ import Testing
     /// widened while the cache fills, it kept more of the fill's requests and the climber took
     /// longer samples (more misses on the memory replays of `Benchmarks/POLICIES.md`).
     @Test func theSketchWidensOnlyOnceTheCacheIsFull() {
-        let cache = MemoryCache<Int, Int>(costLimit: 20_000, policy: .adaptive)
+        let cache = MemoryCache<Int, Int>(costLimit: 20_000, policy: .adaptive, shards: 1)
         func words() -> Int { cache.state.withLock { $0.storage.admission.sketch.words.count } }
         let initial = words()
         for key in 0..<10_000 { cache.setValue(key, forKey: key, cost: 1) }

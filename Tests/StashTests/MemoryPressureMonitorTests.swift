@@ -201,8 +201,8 @@ import Testing
         let root = try FakeRoot()
         let psi = try root.write(Self.pressure(some: 0), to: "memory.pressure")
         let monitor = MemoryPressureMonitor(files: .init(pressure: psi))
-        // LRU, so that the half that stays is the most recently stored one.
-        let cache = MemoryCache<Int, Int>(policy: .leastRecentlyUsed)
+        // LRU and one shard, so that the half that stays is the most recently stored one.
+        let cache = MemoryCache<Int, Int>(policy: .leastRecentlyUsed, shards: 1)
         for key in 0..<10 { cache[key] = key }
         cache.startRespondingToMemoryPressure(monitor)
 

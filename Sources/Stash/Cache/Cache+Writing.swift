@@ -35,6 +35,7 @@ extension Cache {
         let memoryKey = CacheKey(key)
         let ticket = mutations.begin(memoryKey)
         do {
+            forwardMemoryHitsBeforeWriting()
             try disk.store(bytes, forKey: key, timeToLive: timeToLive, pinned: pinned, metadata: metadata)
         } catch {
             _ = mutations.end(ticket)

@@ -61,6 +61,8 @@ public final class Cache<Value: Sendable>: Sendable {
     let cost: (@Sendable (Value) -> Int)?
     let onEvent: (@Sendable (CacheEvent) -> Void)?
     @usableFromInline let counters = LockedValue(CacheStatistics())
+    /// Whether a hand-over of the memory tier's reported hits to the disk tier is scheduled.
+    let isForwardingHits = LockedValue(false)
     let mutations = MutationTracker()
     let shared = LockedValue<SharedTierLink?>(nil)
 
@@ -201,22 +203,64 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Complexity: O(1).
     public var statistics: CacheStatistics {
         var statistics = counters.withLock { $0 }
+        statistics.memoryHits += memory.reportedHitCount
         statistics.memory = memory.statistics
         statistics.disk = disk.statistics
         return statistics
     }
 
     /// The value for `key` in memory, counted as a memory hit here and as a hit for the disk
-    /// tier's eviction policy (see ``DiskCache/recordHit(forKey:)``).
+    /// tier's eviction policy.
     ///
-    /// Inlinable, with ``value(forKey:)``, so that a memory hit runs code specialized for the
-    /// client's `Value`; the disk path stays out of line.
+    /// The memory tier counts the hit in the entry, under the lock it takes anyway; the counts
+    /// reach the disk tier (``DiskCache/recordHit(forKey:)``'s batch form) in bulk: when a
+    /// shard has collected many entries' hits, within the disk's
+    /// ``DiskCache/Configuration/accessFlushDelay`` of the first one, and before this cache
+    /// writes to the disk (so that its eviction sees them). Inlinable, with
+    /// ``value(forKey:)``, so that a memory hit runs code specialized for the client's `Value`;
+    /// the hand-over stays out of line.
     @inlinable
     func memoryHit(_ key: CacheKey) -> Value? {
-        guard let value = memory.value(forKey: key) else { return nil }
-        counters.withLock { $0.memoryHits += 1 }
-        disk.recordHit(forKey: key.string)
+        var report = MemoryCache<CacheKey, Value>.HitReport.none
+        guard let value = memory.value(forKey: key, reportingHit: &report) else { return nil }
+        switch report {
+        case .none: break
+        case .first: scheduleHitForwarding()
+        case .full: forwardMemoryHits()
+        }
         return value
+    }
+
+    /// Hands the memory tier's reported hits to the disk tier.
+    @usableFromInline
+    func forwardMemoryHits() {
+        let hits = memory.takeReportedHits()
+        guard !hits.isEmpty else { return }
+        disk.recordHits(hits.map { (key: $0.key.string, hits: $0.hits) })
+    }
+
+    /// Hands the reported hits over within the disk's access flush delay, unless that is
+    /// already scheduled.
+    @usableFromInline
+    func scheduleHitForwarding() {
+        let isNew = isForwardingHits.withLock { isScheduled in
+            defer { isScheduled = true }
+            return !isScheduled
+        }
+        guard isNew else { return }
+        let delay = disk.configuration.accessFlushDelay
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+            guard let self else { return }
+            self.isForwardingHits.withLock { $0 = false }
+            self.forwardMemoryHits()
+        }
+    }
+
+    /// Hands pending memory hits to the disk tier before a write that may make it evict.
+    func forwardMemoryHitsBeforeWriting() {
+        guard isForwardingHits.withLock({ $0 }) else { return }
+        forwardMemoryHits()
     }
 
     /// Throws ``StashError/Code/invalidKey`` for a key that neither tier accepts.

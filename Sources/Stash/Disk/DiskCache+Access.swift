@@ -33,8 +33,8 @@ struct AccessLog {
         update(&pending[key, default: Access(sequence: 0, date: date, hits: 0)])
     }
 
-    mutating func recordFrontTierHit(_ key: String) {
-        frontTierHits[key, default: 0] += 1
+    mutating func recordFrontTierHit(_ key: String, hits: Int = 1) {
+        frontTierHits[key, default: 0] += hits
     }
 
     func lastAccess(of key: Data) -> Date? { pending[key]?.date }
@@ -277,6 +277,29 @@ extension DiskCache {
         guard !key.isEmpty, !index.isReadOnly else { return }
         let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
             log.recordFrontTierHit(key)
+            let isFull = log.frontTierCount >= Self.frontTierHitLimit
+            switch log.schedule {
+            case .immediate: return nil
+            case .delayed:
+                guard isFull else { return nil }
+                log.schedule = .immediate
+            case .idle:
+                log.schedule = isFull ? .immediate : .delayed
+            }
+            return log.schedule
+        }
+        if let schedule { scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay) }
+    }
+
+    /// Counts reads that a tier in front of this cache served, as ``recordHit(forKey:)`` does
+    /// for one, under one lock: `hits` reads of each key. ``Cache`` hands its memory hits over
+    /// in such batches.
+    ///
+    /// - Complexity: O(*n*) for *n* keys (of their length).
+    package func recordHits(_ batch: [(key: String, hits: Int)]) {
+        guard !batch.isEmpty, !index.isReadOnly else { return }
+        let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
+            for (key, hits) in batch where !key.isEmpty && hits > 0 { log.recordFrontTierHit(key, hits: hits) }
             let isFull = log.frontTierCount >= Self.frontTierHitLimit
             switch log.schedule {
             case .immediate: return nil

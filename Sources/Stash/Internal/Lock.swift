@@ -29,51 +29,86 @@
 /// value lives behind a pointer rather than in a stored property, because every access to a
 /// class's stored property is checked for exclusivity at run time, and the mutex already
 /// guarantees it.
+///
+/// The mutex and the value share one allocation aligned to, and padded to, 128 bytes (two cache
+/// lines, as adjacent-line prefetching pairs them): two locks taken on two cores never share a
+/// line, which matters for ``MemoryCache``'s shards.
 // @unchecked: every access to `value` goes through `withLock`, which holds the mutex.
 @usableFromInline
 package final class LockedValue<Value>: @unchecked Sendable {
-    // Only `withLock` may touch these; they are visible to inlined code, not to callers.
-    @usableFromInline let value: UnsafeMutablePointer<Value>
     #if canImport(os)
-        @usableFromInline let mutex: UnsafeMutablePointer<os_unfair_lock>
+        @usableFromInline typealias Mutex = os_unfair_lock
     #else
-        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline typealias Mutex = pthread_mutex_t
     #endif
+
+    /// The mutex and a pointer to the value, without the object around them: copying it
+    /// retains nothing, so a hot path can keep many in a plain buffer (see ``MemoryCache``).
+    /// Valid while the ``LockedValue`` that handed it out is alive.
+    @usableFromInline
+    package struct Handle {
+        // Only `withLock` may touch these; they are visible to inlined code, not to callers.
+        @usableFromInline let mutex: UnsafeMutablePointer<Mutex>
+        @usableFromInline let value: UnsafeMutablePointer<Value>
+
+        @inlinable
+        init(mutex: UnsafeMutablePointer<Mutex>, value: UnsafeMutablePointer<Value>) {
+            self.mutex = mutex
+            self.value = value
+        }
+
+        /// Runs `body` with exclusive access to the value.
+        @inlinable @inline(__always)
+        package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+            #if canImport(os)
+                os_unfair_lock_lock(mutex)
+                defer { os_unfair_lock_unlock(mutex) }
+            #else
+                pthread_mutex_lock(mutex)
+                defer { pthread_mutex_unlock(mutex) }
+            #endif
+            return try body(&value.pointee)
+        }
+    }
+
+    @usableFromInline package let handle: Handle
+
+    /// Where the value starts in the allocation: after the mutex, at the value's alignment.
+    private static var valueOffset: Int {
+        let alignment = MemoryLayout<Value>.alignment
+        return (MemoryLayout<Mutex>.size + alignment - 1) / alignment * alignment
+    }
+
+    private static var byteCount: Int { (valueOffset + MemoryLayout<Value>.size + 127) / 128 * 128 }
 
     @usableFromInline
     package init(_ value: Value) {
-        self.value = .allocate(capacity: 1)
-        self.value.initialize(to: value)
+        let block = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.byteCount, alignment: max(128, MemoryLayout<Value>.alignment))
+        let mutex = block.bindMemory(to: Mutex.self, capacity: 1)
         #if canImport(os)
-            mutex = .allocate(capacity: 1)
             mutex.initialize(to: os_unfair_lock())
         #else
-            mutex = .allocate(capacity: 1)
             mutex.initialize(to: pthread_mutex_t())
             pthread_mutex_init(mutex, nil)
         #endif
+        let pointer = (block + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
+        pointer.initialize(to: value)
+        handle = Handle(mutex: mutex, value: pointer)
     }
 
     deinit {
         #if !canImport(os)
-            pthread_mutex_destroy(mutex)
+            pthread_mutex_destroy(handle.mutex)
         #endif
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-        value.deinitialize(count: 1)
-        value.deallocate()
+        handle.value.deinitialize(count: 1)
+        handle.mutex.deinitialize(count: 1)
+        UnsafeMutableRawPointer(handle.mutex).deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
     @inlinable @inline(__always)
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        #if canImport(os)
-            os_unfair_lock_lock(mutex)
-            defer { os_unfair_lock_unlock(mutex) }
-        #else
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-        #endif
-        return try body(&value.pointee)
+        try handle.withLock(body)
     }
 }

@@ -290,8 +290,9 @@ extension MemoryCache.State {
 }
 
 extension MemoryCache {
-    /// The adaptive policy's window share (0.01 before any insertion, and under other policies).
+    /// The adaptive policy's window share in the first shard (0.01 before any insertion, and
+    /// under other policies).
     ///
     /// For tests and the trace replay.
-    package var adaptiveWindowShare: Double { state.withLock { $0.storage.admission.windowShare } }
+    package var adaptiveWindowShare: Double { shards[0].withLock { $0.storage.admission.windowShare } }
 }

@@ -5,10 +5,83 @@ extension MemoryCache.State {
     /// The most S3-FIFO's read counter counts: two bits' worth.
     @inlinable static var maximumFrequency: UInt8 { 3 }
 
-    /// Updates the policy's bookkeeping after a hit or a replacement.
+    /// How many hits LRU and the adaptive policy buffer before the policy catches up with them.
     ///
-    /// Only LRU moves the entry; SIEVE and S3-FIFO write a bit or a counter, and only when it
-    /// changes, so that the hits on a popular entry leave its node alone.
+    /// Large enough that catching up is a tight loop whose cache misses overlap, small enough
+    /// that the buffer stays in one or two cache lines' worth of reads.
+    @inlinable static var pendingHitLimit: Int { 64 }
+
+    /// Records a hit on `slot`: a bit or a counter, as Caffeine's read buffer does for the rest.
+    ///
+    /// SIEVE and S3-FIFO write their bit or counter, and only when it changes, so that the hits
+    /// on a popular entry leave its node alone. LRU and the adaptive policy (whose window is an
+    /// LRU queue and whose sketch counts hits) append the slot to ``Storage/pendingHits``
+    /// (the adaptive policy bumps its CLOCK counter at once); the policy replays the buffer in
+    /// order, in ``catchUp()``, when it is full and before anything else reads or changes the
+    /// order, so every decision is the one the hits would have made one by one.
+    @inlinable
+    mutating func recordHit(_ slot: Int) {
+        switch policy.kind {
+        case .leastRecentlyUsed:
+            bufferHit(slot)
+        case .sieve:
+            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+        case .s3fifo:
+            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+        case .adaptive:
+            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            bufferHit(slot)
+        }
+    }
+
+    @inlinable
+    mutating func bufferHit(_ slot: Int) {
+        if storage.pendingCount == storage.pendingHits.count {
+            if storage.pendingCount < Self.pendingHitLimit {
+                storage.pendingHits.append(slot)
+                storage.pendingCount += 1
+                return
+            }
+            replayHits()
+        }
+        storage.pendingHits[storage.pendingCount] = slot
+        storage.pendingCount += 1
+    }
+
+    /// Replays the buffered hits, oldest first (LRU moves each entry to the front, the adaptive
+    /// policy moves window entries to the window's front and counts each hit in its sketch),
+    /// and turns the slots of hits waiting for a ``Cache``'s disk tier into keys.
+    ///
+    /// Called before every operation that reads or changes the order, evicts or removes, so no
+    /// buffered slot is ever stale. O(k) for k buffered hits, each paid for by its hit.
+    @inlinable
+    mutating func catchUp() {
+        if storage.pendingCount > 0 { replayHits() }
+        if !reportedSlots.isEmpty { keepReportedKeys() }
+    }
+
+    /// Replays the buffered hits: the first half of ``catchUp()``.
+    @inlinable
+    mutating func replayHits() {
+        let count = storage.pendingCount
+        storage.pendingCount = 0
+        switch policy.kind {
+        case .leastRecentlyUsed:
+            for index in 0..<count { storage.moveToFront(storage.pendingHits[index]) }
+        case .adaptive:
+            for index in 0..<count {
+                let slot = storage.pendingHits[index]
+                let node = storage.nodes[slot]
+                if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+                storage.admission.recordHit(node.fingerprint)
+            }
+        case .sieve, .s3fifo:
+            break
+        }
+    }
+
+    /// Updates the policy's bookkeeping after a replacement, at once (the buffer has been
+    /// caught up with before).
     @inlinable
     mutating func recordAccess(_ slot: Int) {
         switch policy.kind {
@@ -32,18 +105,18 @@ extension MemoryCache.State {
     /// queue (S3-FIFO's, or the adaptive policy's window) rather than at the head of the main
     /// list; decided before room is made for it, as the key may be in the ghost queue.
     @inlinable
-    mutating func admitsToSmallQueue(_ key: Key, slot: Int) -> Bool {
+    mutating func admitsToSmallQueue(_ key: MemoryCache.HashedKey, slot: Int) -> Bool {
         switch policy.kind {
         case .leastRecentlyUsed, .sieve:
             return false
         case .s3fifo:
             // A key evicted from the small queue that comes back while still remembered has
             // proved it is reused: it skips the small queue.
-            return !storage.ghosts.remove(key)
+            return !storage.ghosts.remove(key.hash)
         case .adaptive:
             // Every newcomer waits in the window; an insertion is a request that missed. The
-            // key is hashed here once, for the entry's life.
-            let fingerprint = UInt32(truncatingIfNeeded: key.hashValue)
+            // fingerprint is kept for the entry's life.
+            let fingerprint = UInt32(truncatingIfNeeded: key.hash)
             storage.nodes[slot].fingerprint = fingerprint
             // Room is made for it when it does not fit: only then is the sketch widened.
             let isFull = storage.totalCost + storage.nodes[slot].cost > costLimit || storage.count > countLimit
@@ -111,7 +184,7 @@ extension MemoryCache.State {
             if small.tail != none && (isSmallOverShare || storage.main.tail == none) {
                 let slot = small.tail
                 guard storage.nodes[slot].frequency > 0 else {
-                    storage.ghosts.append(storage.key(at: slot), limit: storage.main.count)
+                    storage.ghosts.append(storage.hash(at: slot), limit: storage.main.count)
                     return slot
                 }
                 storage.nodes[slot].frequency = 0

@@ -40,26 +40,24 @@ extension MemoryCache {
 
         @inlinable var count: Int { numbers.count }
 
-        /// Removes `key` if it is a ghost; returns whether it was.
+        /// Removes the key with hash value `fingerprint` if it is a ghost; returns whether it was.
         @inlinable
-        mutating func remove(_ key: Key) -> Bool {
-            // Hashing the key costs more than the rest; there is often nothing to look in.
+        mutating func remove(_ fingerprint: Int) -> Bool {
             guard !numbers.isEmpty else { return false }
-            return numbers.removeValue(forKey: key.hashValue) != nil
+            return numbers.removeValue(forKey: fingerprint) != nil
         }
 
-        /// Adds `key` as the newest ghost, then forgets the oldest ones until at most `limit`
-        /// remain.
+        /// Adds the key with hash value `fingerprint` as the newest ghost, then forgets the oldest
+        /// ones until at most `limit` remain.
         @inlinable
-        mutating func append(_ key: Key, limit: Int) {
+        mutating func append(_ fingerprint: Int, limit: Int) {
             guard limit > 0 else {
-                // Nothing may stay, not even `key`: skip hashing it.
+                // Nothing may stay, not even this one.
                 numbers.removeAll(keepingCapacity: true)
                 order.removeAll(keepingCapacity: true)
                 start = 0
                 return
             }
-            let fingerprint = key.hashValue
             numbers[fingerprint] = nextNumber
             order.append(Ghost(fingerprint: fingerprint, number: nextNumber))
             nextNumber += 1

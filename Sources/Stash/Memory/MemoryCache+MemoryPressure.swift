@@ -3,7 +3,8 @@ extension MemoryCache {
     /// ``MemoryPressureLevel/critical``; does nothing on ``MemoryPressureLevel/normal``.
     ///
     /// Halving evicts entries in the order of the ``policy`` until both ``totalCost`` and ``totalCount``
-    /// are at most half of what they were. Evicted entries are counted in
+    /// are at most half of what they were: each shard keeps its part of the half, in proportion
+    /// to what it holds. Evicted entries are counted in
     /// ``MemoryCacheStatistics/evictions`` and reported with
     /// ``MemoryEvictionReason/memoryPressure``. Call it yourself (for example from
     /// `UIApplication.didReceiveMemoryWarningNotification`) or let
@@ -17,10 +18,15 @@ extension MemoryCache {
         case .normal:
             return
         case .warning:
-            mutate { state, evictions in
-                state.evict(
-                    toCost: state.storage.totalCost / 2, count: state.storage.count / 2, reason: .memoryPressure,
-                    evictions: &evictions)
+            // Half of the whole, split among the shards in proportion to what each holds.
+            let totals = eachShard { (cost: $0.storage.totalCost, count: $0.storage.count) }
+            let costs = Self.proportionalShares(of: totals.map(\.cost).reduce(0, +) / 2, among: totals.map(\.cost))
+            let counts = Self.proportionalShares(of: totals.map(\.count).reduce(0, +) / 2, among: totals.map(\.count))
+            for index in 0..<shards.count {
+                mutate(shards[index]) { state, evictions in
+                    state.evict(
+                        toCost: costs[index], count: counts[index], reason: .memoryPressure, evictions: &evictions)
+                }
             }
         case .critical:
             removeAll(reason: .memoryPressure)
@@ -37,7 +43,7 @@ extension MemoryCache {
     /// - Complexity: O(1).
     public func startRespondingToMemoryPressure(_ monitor: MemoryPressureMonitor) {
         let id = monitor.addHandler { [weak self] level in self?.handleMemoryPressure(level) }
-        let previous = mutate { state, _ in
+        let previous = shards[0].withLock { state in
             defer { state.pressureSubscription = (monitor, id) }
             return state.pressureSubscription
         }
@@ -48,7 +54,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(1).
     public func stopRespondingToMemoryPressure() {
-        let previous = mutate { state, _ in
+        let previous = shards[0].withLock { state in
             defer { state.pressureSubscription = nil }
             return state.pressureSubscription
         }

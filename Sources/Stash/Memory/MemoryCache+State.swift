@@ -45,7 +45,8 @@ extension MemoryCache {
         case needsTime
     }
 
-    /// Everything ``MemoryCache`` guards with its one lock.
+    /// Everything one shard of a ``MemoryCache`` guards with its lock: its part of the entries,
+    /// of the limits and of the statistics.
     @usableFromInline
     struct State {
         @usableFromInline var storage = Storage()
@@ -53,25 +54,35 @@ extension MemoryCache {
         let entryCostLimitRatio: Double
         @usableFromInline private(set) var costLimit: Int
         @usableFromInline var countLimit: Int
-        /// The largest cost a single entry may have: `costLimit × entryCostLimitRatio`, rounded down.
+        /// The largest cost a single entry may have: the cache's `costLimit × entryCostLimitRatio`,
+        /// rounded down, and at most this shard's `costLimit`.
         @usableFromInline private(set) var entryCostLimit = 0
         @usableFromInline var statistics = MemoryCacheStatistics()
         @usableFromInline var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
         var pressureSubscription: (monitor: MemoryPressureMonitor, id: MemoryPressureMonitor.HandlerID)?
+        /// Slots hit through ``MemoryCache/value(forKey:reportingHit:)`` whose hits wait to be
+        /// taken, each once (its node counts the hits).
+        @usableFromInline var reportedSlots: [Int] = []
+        /// Keys whose reported hits wait to be taken, with the count, once their slots were
+        /// about to be freed or reused.
+        @usableFromInline var reportedKeys: [(key: Key, hits: Int)] = []
+        /// How many hits were reported, ever.
+        @usableFromInline var reportedHitCount = 0
 
         init(costLimit: Int, countLimit: Int, entryCostLimitRatio: Double, policy: MemoryEvictionPolicy) {
             self.costLimit = costLimit
             self.countLimit = countLimit
             self.entryCostLimitRatio = entryCostLimitRatio
             self.policy = policy
-            setCostLimit(costLimit)
+            setCostLimit(costLimit, cacheCostLimit: costLimit)
         }
 
-        mutating func setCostLimit(_ limit: Int) {
+        /// Sets this shard's cost limit, `limit`, part of the cache's `cacheCostLimit`.
+        mutating func setCostLimit(_ limit: Int, cacheCostLimit: Int) {
             costLimit = limit
-            let entryLimit = Double(limit) * entryCostLimitRatio
+            let entryLimit = Double(cacheCostLimit) * entryCostLimitRatio
             // Double(Int.max) rounds up to 2⁶³, which Int(_:) would trap on.
-            entryCostLimit = entryLimit >= Double(Int.max) ? Int.max : Int(entryLimit)
+            entryCostLimit = min(limit, entryLimit >= Double(Int.max) ? Int.max : Int(entryLimit))
         }
 
         /// Looks a key up, removing the entry if it has expired.
@@ -80,9 +91,10 @@ extension MemoryCache {
         /// if the caller has not read the clock; then finding an entry that has an expiry
         /// returns ``Lookup/needsTime``.
         @inlinable
-        mutating func lookUp(_ key: Key, at now: Duration?, evictions: inout Evictions) -> Lookup {
+        mutating func lookUp(_ key: HashedKey, at now: Duration?, evictions: inout Evictions) -> Lookup {
             guard let slot = storage.slot(forKey: key) else { return .missing }
-            guard let expiry = storage.nodes[slot].expiry else { return .found(slot) }
+            // Without expiring entries a hit reads no node: one cache miss fewer.
+            guard storage.expiringCount > 0, let expiry = storage.nodes[slot].expiry else { return .found(slot) }
             guard let now else { return .needsTime }
             guard now < expiry else {
                 expire(slot, evictions: &evictions)
@@ -93,6 +105,7 @@ extension MemoryCache {
 
         @inlinable
         mutating func expire(_ slot: Int, evictions: inout Evictions) {
+            catchUp()
             evictions.append(storage.remove(at: slot), reason: .expired)
             statistics.expirations += 1
         }
@@ -102,9 +115,10 @@ extension MemoryCache {
         /// Returns the value it displaced, to be released outside the lock.
         @inlinable
         mutating func store(
-            _ value: Value, forKey key: Key, cost: Int, expiry: Duration?, isAcceptable: Bool,
+            _ value: Value, forKey key: HashedKey, cost: Int, expiry: Duration?, isAcceptable: Bool,
             evictions: inout Evictions
         ) -> Value? {
+            catchUp()
             guard isAcceptable, cost <= entryCostLimit, countLimit > 0 else {
                 return storage.slot(forKey: key).map { storage.remove(at: $0).value }
             }
@@ -160,6 +174,7 @@ extension MemoryCache {
             toCost cost: Int, count: Int, reserving reserved: Int, reason: MemoryEvictionReason,
             evictions: inout Evictions
         ) {
+            catchUp()
             // The entry being stored joins the adaptive window after this: it counts there.
             storage.admission.pendingCost = reserved
             defer { storage.admission.pendingCost = 0 }
@@ -185,6 +200,7 @@ extension MemoryCache {
         }
 
         mutating func removeExpired(at now: Duration, evictions: inout Evictions) {
+            catchUp()
             // Collect first: removing while following the links would lose the next link.
             let expired = storage.slotsFromBack().filter { storage.nodes[$0].isExpired(at: now) }
             for slot in expired { expire(slot, evictions: &evictions) }

@@ -32,6 +32,9 @@ extension MemoryCache {
         @usableFromInline var frequency: UInt8
         /// Whether the entry is in S3-FIFO's small queue rather than in ``Storage/main``.
         @usableFromInline var isInSmallQueue: Bool
+        /// Hits on the entry that a ``Cache`` has not yet handed to its disk tier (saturating);
+        /// see ``MemoryCache/value(forKey:reportingHit:)``. It fills a byte of padding.
+        @usableFromInline var unreportedHits: UInt8
         /// The adaptive policy's fingerprint of the key: its hash value, truncated.
         ///
         /// Computed once when the entry is stored, so that a hit does not hash the key again; 0
@@ -49,6 +52,7 @@ extension MemoryCache {
             self.expiry = expiry
             self.frequency = 0
             self.isInSmallQueue = false
+            self.unreportedHits = 0
             self.fingerprint = 0
             self.previous = Storage.none
             self.next = Storage.none
@@ -94,11 +98,17 @@ extension MemoryCache {
 
         // Internal rather than private(set) because inlined code in client modules mutates them;
         // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
-        @usableFromInline var keys: [Key?] = []
+        @usableFromInline var keys: [HashedKey?] = []
         @usableFromInline var values: [Value?] = []
         @usableFromInline var nodes: [Node] = []
         @usableFromInline var freeSlots: [Int] = []
-        @usableFromInline var slots: [Key: Int] = [:]
+        @usableFromInline var slots: [HashedKey: Int] = [:]
+        /// How many stored entries have an expiry: while none has, a hit does not read its node.
+        @usableFromInline var expiringCount = 0
+        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first; see
+        /// ``MemoryCache/State/recordHit(_:)``. Only the first ``pendingCount`` are meaningful.
+        @usableFromInline var pendingHits: [Int] = []
+        @usableFromInline var pendingCount = 0
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
         @usableFromInline var main = Queue()
         /// S3-FIFO's small queue, newest first; empty under the other policies.
@@ -120,7 +130,7 @@ extension MemoryCache {
         @inlinable var totalCost: Int { main.cost + small.cost }
 
         @inlinable
-        func slot(forKey key: Key) -> Int? { slots[key] }
+        func slot(forKey key: HashedKey) -> Int? { slots[key] }
 
         /// The value in an occupied slot.
         @inlinable
@@ -128,14 +138,18 @@ extension MemoryCache {
 
         /// The key in an occupied slot.
         @inlinable
-        func key(at slot: Int) -> Key { keys[slot]! }
+        func key(at slot: Int) -> Key { keys[slot]!.key }
+
+        /// The hash value of the key in an occupied slot.
+        @inlinable
+        func hash(at slot: Int) -> Int { keys[slot]!.hash }
 
         /// Finds the slot of `key`, or claims a free one for it, hashing the key once.
         ///
         /// A claimed slot is in the index but holds nothing yet: the caller must ``fill(_:key:value:cost:expiry:)``
         /// it before anything else touches the storage.
         @inlinable
-        mutating func slot(claimingFor key: Key) -> (slot: Int, isClaimed: Bool) {
+        mutating func slot(claimingFor key: HashedKey) -> (slot: Int, isClaimed: Bool) {
             let candidate = freeSlots.last ?? nodes.count
             var isClaimed = false
             let slot = Self.claim(&slots[key, default: Storage.none], candidate: candidate, isClaimed: &isClaimed)
@@ -154,8 +168,9 @@ extension MemoryCache {
         /// Stores a new entry, unlinked, in the slot that ``slot(claimingFor:)`` claimed for
         /// `key`; the caller links it where its policy wants it, which counts its cost.
         @inlinable
-        mutating func fill(_ slot: Int, key: Key, value: Value, cost: Int, expiry: Duration?) {
+        mutating func fill(_ slot: Int, key: HashedKey, value: Value, cost: Int, expiry: Duration?) {
             let node = Node(cost: cost, expiry: expiry)
+            if expiry != nil { expiringCount += 1 }
             if slot < nodes.count {
                 // A claimed slot below the end is the last free one.
                 freeSlots.removeLast()
@@ -177,9 +192,11 @@ extension MemoryCache {
             // the head it is `none` and starts again at the tail.
             if slot == hand { hand = nodes[slot].previous }
             unlink(slot)
-            let entry = Entry(key: keys[slot].take()!, value: values[slot].take()!)
+            if nodes[slot].expiry != nil { expiringCount -= 1 }
+            let key = keys[slot].take()!
+            let entry = Entry(key: key.key, value: values[slot].take()!)
             freeSlots.append(slot)
-            slots[entry.key] = nil
+            slots[key] = nil
             return entry
         }
 
@@ -189,6 +206,7 @@ extension MemoryCache {
             let change = cost - nodes[slot].cost
             if nodes[slot].isInSmallQueue { small.cost += change } else { main.cost += change }
             nodes[slot].cost = cost
+            expiringCount += (expiry == nil ? 0 : 1) - (nodes[slot].expiry == nil ? 0 : 1)
             nodes[slot].expiry = expiry
             var old = value
             swap(&old, &values[slot]!)
@@ -309,7 +327,8 @@ extension MemoryCache {
                 var visited = 0
                 var cost = 0
                 while slot != Storage.none {
-                    guard linked.count < count, let key = keys[slot], values[slot] != nil else {
+                    guard linked.count < count, let key = keys[slot], values[slot] != nil, key.hash == key.key.hashValue
+                    else {
                         return "\(name) is longer than the index or cyclic"
                     }
                     let node = nodes[slot]
@@ -332,7 +351,9 @@ extension MemoryCache {
             if hand != Storage.none && (!linked.contains(hand) || nodes[hand].isInSmallQueue) {
                 return "hand \(hand) is not an entry of main"
             }
-            let storedFingerprints = Set(slots.keys.map(\.hashValue))
+            let expiring = linked.count(where: { nodes[$0].expiry != nil })
+            if expiring != expiringCount { return "\(expiring) entries expire, the count is \(expiringCount)" }
+            let storedFingerprints = Set(slots.keys.map(\.hash))
             if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
                 return "fingerprint \(ghost) is both stored and a ghost"
             }

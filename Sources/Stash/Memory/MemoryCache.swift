@@ -9,15 +9,25 @@ import Foundation
 /// let hit = thumbnails["photo-42"]  // never suspends, never decodes
 /// ```
 ///
+/// **Threads.** A large cache is split into shards (up to 16, by the key's hash), each with its
+/// own lock, its share of the limits and its own policy state, as Guava's, moka's and
+/// quick_cache's are: hits on different shards never wait for one another. A hit takes its
+/// shard's lock only for a hash lookup and a bit, a counter or a slot appended to a small
+/// buffer that the policy replays later under the same lock (as Caffeine's read buffers do), so
+/// it allocates nothing and retains nothing but the value it returns. See
+/// ``init(costLimit:countLimit:defaultTimeToLive:entryCostLimitRatio:policy:shards:cost:clock:)``
+/// for how many shards a cache gets.
+///
 /// Every operation is synchronous and O(1) except the bulk ones, which say so. Entries live in
 /// contiguous arrays linked by index and freed slots are reused, so storing an entry
 /// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
 /// that has reached its steady size, allocate nothing.
 ///
 /// **Limits.** After every insertion the cache evicts entries, in the order its ``policy``
-/// chooses, until ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``. A value whose cost is
-/// more than ``entryCostLimitRatio`` × ``costLimit`` is not kept at all, so one huge value cannot
-/// flush everything else.
+/// chooses, until ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``: each shard
+/// holds at most its share of both, so the limits hold at every moment, whatever the threads. A
+/// value whose cost is more than ``entryCostLimitRatio`` × ``costLimit`` (or than its shard's
+/// share of ``costLimit``) is not kept at all, so one huge value cannot flush everything else.
 ///
 /// **Policy.** ``MemoryEvictionPolicy/leastRecentlyUsed`` (the default) evicts the entry read or
 /// written longest ago. ``MemoryEvictionPolicy/sieve`` and ``MemoryEvictionPolicy/s3fifo`` are
@@ -36,7 +46,14 @@ import Foundation
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     // Internal rather than private so that the inlinable operations below can reach them: a
     // client specializes those for its own Key and Value instead of calling generic code.
-    @usableFromInline let state: LockedValue<State>
+    /// The shards' locks and states; they keep alive what ``shards`` points at.
+    @usableFromInline let shardStates: [LockedValue<State>]
+    /// The shards' handles, in a plain buffer: picking a shard retains nothing.
+    // nonisolated(unsafe): written once in init, then only read; each handle's value is only
+    // touched under its mutex.
+    @usableFromInline nonisolated(unsafe) let shards: UnsafeMutableBufferPointer<LockedValue<State>.Handle>
+    /// How far a key's hash is shifted right to give its shard: 64 with one shard.
+    @usableFromInline let shardShift: UInt
     /// The injected clock, read as the time elapsed since an instant it gave at creation.
     ///
     /// Entries keep their expiry as such a `Duration`, which has a fixed layout, rather than as
@@ -77,6 +94,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///     scan; see ``MemoryEvictionPolicy`` for when to pick
     ///     ``MemoryEvictionPolicy/leastRecentlyUsed``, ``MemoryEvictionPolicy/sieve`` or
     ///     ``MemoryEvictionPolicy/s3fifo``.
+    ///   - shards: How many independently locked parts the cache is split into, a power of two
+    ///     from 1 to 64. Each holds the keys whose hash falls in it, `1/shards` of both limits and
+    ///     its own policy state, so the policy decides within a shard: pass 1 for exactly one
+    ///     policy order over all entries. Defaults to `nil`: four per processor, at most 16, but
+    ///     only as many as leave each shard at least 1024 of `costLimit` and of `countLimit` and
+    ///     room for an entry at the `entryCostLimitRatio` cap (8 for the default ratio of 0.1); a
+    ///     small cache gets one.
     ///   - cost: Computes the cost of a value stored without an explicit cost, for example
     ///     `{ $0.count }` for `Data`. Defaults to `nil`: such values cost 1.
     ///   - clock: The current time, for expiry. Inject a manual clock in tests. Defaults to
@@ -87,6 +111,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         defaultTimeToLive: Duration? = nil,
         entryCostLimitRatio: Double = 0.1,
         policy: MemoryEvictionPolicy = .adaptive,
+        shards: Int? = nil,
         cost: (@Sendable (Value) -> Int)? = nil,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
@@ -100,10 +125,26 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 defaultTimeToLive > .zero,
                 "MemoryCache defaultTimeToLive must be positive; it is \(defaultTimeToLive). Pass nil for no expiry.")
         }
-        self.state = LockedValue(
-            State(
-                costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio,
-                policy: policy))
+        if let shards {
+            precondition(
+                shards >= 1 && shards <= 64 && shards & (shards - 1) == 0,
+                "MemoryCache shards must be a power of two from 1 to 64; it is \(shards).")
+        }
+        let count =
+            shards
+            ?? Self.automaticShardCount(
+                costLimit: costLimit, countLimit: countLimit, entryCostLimitRatio: entryCostLimitRatio)
+        self.shardStates = (0..<count).map { index in
+            var state = State(
+                costLimit: Self.share(of: costLimit, shard: index, of: count),
+                countLimit: Self.share(of: countLimit, shard: index, of: count),
+                entryCostLimitRatio: entryCostLimitRatio, policy: policy)
+            state.setCostLimit(state.costLimit, cacheCostLimit: costLimit)
+            return LockedValue(state)
+        }
+        self.shards = .allocate(capacity: count)
+        _ = self.shards.initialize(from: shardStates.map(\.handle))
+        self.shardShift = UInt(64 - count.trailingZeroBitCount)
         let epoch = clock()
         self.clock = { epoch.duration(to: clock()) }
         self.costFunction = cost
@@ -113,9 +154,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     deinit {
-        if let subscription = state.withLock({ $0.pressureSubscription }) {
+        if let subscription = shards[0].withLock({ $0.pressureSubscription }) {
             subscription.monitor.removeHandler(subscription.id)
         }
+        shards.deallocate()
     }
 
     // MARK: - Reading
@@ -124,8 +166,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// eviction policy.
     ///
     /// Under ``MemoryEvictionPolicy/leastRecentlyUsed`` the entry becomes the most recently
-    /// used; under ``MemoryEvictionPolicy/sieve`` and ``MemoryEvictionPolicy/s3fifo`` it is
-    /// marked as read and keeps its place.
+    /// used (the move is buffered and made before the order is next read or changed); under
+    /// ``MemoryEvictionPolicy/sieve`` and ``MemoryEvictionPolicy/s3fifo`` it is marked as read
+    /// and keeps its place.
     ///
     /// An entry whose time-to-live has passed is a miss; it is removed and reported to
     /// ``onEviction`` with ``MemoryEvictionReason/expired``.
@@ -135,13 +178,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1).
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        withLiveSlot(forKey: key) { state, slot in
+        withLiveSlot(forKey: HashedKey(key)) { state, slot in
             guard let slot else {
                 state.statistics.misses += 1
                 return nil
             }
             state.statistics.hits += 1
-            state.recordAccess(slot)
+            state.recordHit(slot)
             return state.storage.value(at: slot)
         }
     }
@@ -156,7 +199,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1).
     @inlinable
     public func containsValue(forKey key: Key) -> Bool {
-        withLiveSlot(forKey: key) { _, slot in slot != nil }
+        withLiveSlot(forKey: HashedKey(key)) { _, slot in slot != nil }
     }
 
     // MARK: - Writing
@@ -185,7 +228,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let timeToLive = timeToLive ?? defaultTimeToLive
         let expiry = timeToLive.map { clock() + $0 }
         let isAcceptable = timeToLive.map { $0 > .zero } ?? true
-        let displaced = mutate { state, evictions in
+        let key = HashedKey(key)
+        let displaced = mutate(shard(for: key)) { state, evictions in
             state.store(
                 value, forKey: key, cost: cost, expiry: expiry, isAcceptable: isAcceptable, evictions: &evictions)
         }
@@ -201,8 +245,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1).
     @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        withLiveSlot(forKey: key) { state, slot in
-            slot.map { state.storage.remove(at: $0).value }
+        withLiveSlot(forKey: HashedKey(key)) { state, slot in
+            guard let slot else { return nil }
+            state.catchUp()
+            return state.storage.remove(at: slot).value
         }
     }
 
@@ -226,34 +272,45 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: - Removing in bulk
 
     /// Removes every entry, reporting each to ``onEviction`` with
-    /// ``MemoryEvictionReason/removedAll``, least recently used (or oldest) first.
+    /// ``MemoryEvictionReason/removedAll``, least recently used (or oldest) first within each
+    /// shard.
     ///
     /// It also forgets the policy's history: SIEVE's hand and S3-FIFO's ghost keys.
     ///
-    /// - Complexity: O(n) for n entries; the values are released outside the lock.
+    /// - Complexity: O(n) for n entries; the values are released outside the locks.
     public func removeAll() {
         removeAll(reason: .removedAll)
     }
 
     /// Evicts entries in the order of the ``policy`` until ``totalCost`` is at most `cost`.
     ///
+    /// Each shard keeps its share of `cost` in proportion to what it holds now, rounded down.
+    ///
     /// - Parameter cost: The total cost to trim down to. Must not be negative.
     /// - Complexity: O(k) amortized for k evicted entries.
     public func trim(toCost cost: Int) {
         precondition(cost >= 0, "MemoryCache.trim(toCost:) needs a cost that is not negative; it is \(cost).")
-        mutate { state, evictions in
-            state.evict(toCost: cost, count: .max, reason: .trimmed, evictions: &evictions)
+        let targets = Self.proportionalShares(of: cost, among: eachShard { $0.storage.totalCost })
+        for index in 0..<shards.count {
+            mutate(shards[index]) { state, evictions in
+                state.evict(toCost: targets[index], count: .max, reason: .trimmed, evictions: &evictions)
+            }
         }
     }
 
     /// Evicts entries in the order of the ``policy`` until ``totalCount`` is at most `count`.
     ///
+    /// Each shard keeps its share of `count` in proportion to what it holds now, rounded down.
+    ///
     /// - Parameter count: The number of entries to trim down to. Must not be negative.
     /// - Complexity: O(k) amortized for k evicted entries.
     public func trim(toCount count: Int) {
         precondition(count >= 0, "MemoryCache.trim(toCount:) needs a count that is not negative; it is \(count).")
-        mutate { state, evictions in
-            state.evict(toCost: .max, count: count, reason: .trimmed, evictions: &evictions)
+        let targets = Self.proportionalShares(of: count, among: eachShard { $0.storage.count })
+        for index in 0..<shards.count {
+            mutate(shards[index]) { state, evictions in
+                state.evict(toCost: .max, count: targets[index], reason: .trimmed, evictions: &evictions)
+            }
         }
     }
 
@@ -263,85 +320,111 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(n) for n entries.
     public func removeExpiredValues() {
         let now = clock()
-        mutate { state, evictions in state.removeExpired(at: now, evictions: &evictions) }
+        for index in 0..<shards.count {
+            mutate(shards[index]) { state, evictions in state.removeExpired(at: now, evictions: &evictions) }
+        }
     }
 
     // MARK: - Limits, totals and statistics
 
     /// The most that all entries together may cost.
     ///
-    /// Lowering it evicts entries in the order of the ``policy``, reported with
-    /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative. Entries already stored are not re-checked against the new
-    /// per-entry limit.
+    /// Each shard holds an equal share of it. Lowering it evicts entries in the order of the
+    /// ``policy``, reported with ``MemoryEvictionReason/limit``, until the cache fits. Must not
+    /// be negative. Entries already stored are not re-checked against the new per-entry limit.
     ///
-    /// - Complexity: O(1) to read; setting is O(k) amortized for k evicted entries.
+    /// - Complexity: O(s) for s shards to read; setting is O(k) amortized for k evicted entries.
     public var costLimit: Int {
-        get { state.withLock { $0.costLimit } }
+        get { eachShard { $0.costLimit }.reduce(0, +) }
         set {
             precondition(newValue >= 0, "MemoryCache costLimit must not be negative; it is \(newValue).")
-            mutate { state, evictions in
-                state.setCostLimit(newValue)
-                state.evict(toCost: newValue, count: state.countLimit, reason: .limit, evictions: &evictions)
+            for index in 0..<shards.count {
+                let share = Self.share(of: newValue, shard: index, of: shards.count)
+                mutate(shards[index]) { state, evictions in
+                    state.setCostLimit(share, cacheCostLimit: newValue)
+                    state.evict(toCost: share, count: state.countLimit, reason: .limit, evictions: &evictions)
+                }
             }
         }
     }
 
     /// The most entries the cache holds.
     ///
-    /// Lowering it evicts entries in the order of the ``policy``, reported with
-    /// ``MemoryEvictionReason/limit``, until the cache fits. Must not be negative.
+    /// Each shard holds an equal share of it. Lowering it evicts entries in the order of the
+    /// ``policy``, reported with ``MemoryEvictionReason/limit``, until the cache fits. Must not
+    /// be negative.
     ///
-    /// - Complexity: O(1) to read; setting is O(k) amortized for k evicted entries.
+    /// - Complexity: O(s) for s shards to read; setting is O(k) amortized for k evicted entries.
     public var countLimit: Int {
-        get { state.withLock { $0.countLimit } }
+        get {
+            let limits = eachShard { $0.countLimit }
+            return limits[0] == .max ? .max : limits.reduce(0, +)
+        }
         set {
             precondition(newValue >= 0, "MemoryCache countLimit must not be negative; it is \(newValue).")
-            mutate { state, evictions in
-                state.countLimit = newValue
-                state.evict(toCost: state.costLimit, count: newValue, reason: .limit, evictions: &evictions)
+            for index in 0..<shards.count {
+                let share = Self.share(of: newValue, shard: index, of: shards.count)
+                mutate(shards[index]) { state, evictions in
+                    state.countLimit = share
+                    state.evict(toCost: state.costLimit, count: share, reason: .limit, evictions: &evictions)
+                }
             }
         }
     }
 
     /// The sum of the costs of the stored entries, including expired ones not yet removed.
     ///
-    /// - Complexity: O(1).
-    public var totalCost: Int { state.withLock { $0.storage.totalCost } }
+    /// - Complexity: O(s) for s shards.
+    public var totalCost: Int { eachShard { $0.storage.totalCost }.reduce(0, +) }
 
     /// The number of stored entries, including expired ones not yet removed.
     ///
-    /// - Complexity: O(1).
-    public var totalCount: Int { state.withLock { $0.storage.count } }
+    /// - Complexity: O(s) for s shards.
+    public var totalCount: Int { eachShard { $0.storage.count }.reduce(0, +) }
 
     /// A snapshot of the hit, miss, eviction, expiration and insertion counters.
     ///
-    /// - Complexity: O(1).
-    public var statistics: MemoryCacheStatistics { state.withLock { $0.statistics } }
+    /// Each shard counts its own; the snapshot adds them up, one shard after another.
+    ///
+    /// - Complexity: O(s) for s shards.
+    public var statistics: MemoryCacheStatistics {
+        eachShard { $0.statistics }.reduce(into: MemoryCacheStatistics()) { sum, part in sum.add(part) }
+    }
 
     /// Called for each entry that the cache drops on its own, with the reason.
     ///
-    /// Called after the cache's lock is released, on the thread that caused the eviction, so the
+    /// Called after the shard's lock is released, on the thread that caused the eviction, so the
     /// callback may use the cache. Not called for values removed with ``removeValue(forKey:)`` or
     /// replaced by a new value for the same key. Defaults to `nil`.
     public var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)? {
-        get { state.withLock { $0.onEviction } }
-        set { state.withLock { $0.onEviction = newValue } }
+        get { shards[0].withLock { $0.onEviction } }
+        set {
+            for index in 0..<shards.count { shards[index].withLock { $0.onEviction = newValue } }
+        }
     }
 
     // MARK: - Internals
 
-    /// Runs `body` under the lock, then reports the evictions it decided on once the lock is
-    /// released.
+    /// The shard that holds `key`: the top bits of its hash, as the index uses the bottom ones.
+    @inlinable
+    func shard(for key: HashedKey) -> LockedValue<State>.Handle {
+        shards[Int(truncatingIfNeeded: UInt(bitPattern: key.hash) >> shardShift)]
+    }
+
+    /// Runs `body` under `shard`'s lock, then reports the evictions it decided on once the lock
+    /// is released.
     ///
     /// The evictions and the callback leave the lock through captured locals, not in a tuple
     /// with `body`'s result: a tuple of generic types needs its metadata built at run time
     /// wherever the code is not specialized. The callback is copied only when there is
     /// something to report, so a hit does not retain it.
     @inlinable @discardableResult
-    func mutate<Result>(_ body: (inout State, inout Evictions) -> Result) -> Result {
+    func mutate<Result>(
+        _ shard: LockedValue<State>.Handle, _ body: (inout State, inout Evictions) -> Result
+    ) -> Result {
         var evictions = Evictions()
         var callback: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
-        let result = state.withLock { state in
+        let result = shard.withLock { state in
             evictions.isCollecting = state.onEviction != nil
             let result = body(&state, &evictions)
             if !evictions.items.isEmpty { callback = state.onEviction }
@@ -353,19 +436,20 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         return result
     }
 
-    /// Runs `body` under the lock with the slot of the live entry for `key`, or `nil` if there is
-    /// none, after removing the entry if it has expired.
+    /// Runs `body` under the lock of the key's shard with the slot of the live entry for `key`,
+    /// or `nil` if there is none, after removing the entry if it has expired.
     ///
     /// Reading the clock costs more than the rest of a hit, so it is read only when it can
     /// matter: up front when values get a default time-to-live, and otherwise only once the
     /// lookup has found an entry that has an expiry; the lookup then runs again with the time.
     /// The clock is never called under the lock.
     @inlinable
-    func withLiveSlot<Result>(forKey key: Key, _ body: (inout State, Int?) -> Result) -> Result {
+    func withLiveSlot<Result>(forKey key: HashedKey, _ body: (inout State, Int?) -> Result) -> Result {
+        let shard = shard(for: key)
         var now = defaultTimeToLive == nil ? nil : clock()
         while true {
             var result: Result?
-            mutate { state, evictions in
+            mutate(shard) { state, evictions in
                 switch state.lookUp(key, at: now, evictions: &evictions) {
                 case .found(let slot): result = body(&state, slot)
                 case .missing: result = body(&state, nil)
@@ -376,33 +460,4 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             now = clock()  // Only reached with `now == nil`, so the second lookup is the last.
         }
     }
-
-    /// Empties the cache in O(1) under the lock; the entries are reported and released after.
-    func removeAll(reason: MemoryEvictionReason) {
-        let (removed, callback) = state.withLock { state in
-            var removed = Storage()
-            swap(&removed, &state.storage)
-            if reason != .removedAll { state.statistics.evictions += removed.count }
-            return (removed, state.onEviction)
-        }
-        guard let callback else { return }
-        for slot in removed.slotsFromBack() {
-            callback(removed.key(at: slot), removed.value(at: slot), reason)
-        }
-    }
-
-    // MARK: - Test hooks
-
-    /// The keys from the next victim to the most recently used entry under LRU; under the
-    /// FIFO policies, the small queue's then the main queue's, each oldest first.
-    var keysInEvictionOrder: [Key] {
-        state.withLock { state in state.storage.slotsFromBack().map { state.storage.key(at: $0) } }
-    }
-
-    /// The fingerprints (hash values) of the keys S3-FIFO remembers as recently evicted from
-    /// its small queue, oldest first.
-    var ghostFingerprints: [Int] { state.withLock { $0.storage.ghosts.fingerprintsOldestFirst } }
-
-    /// The first broken invariant of the storage, or `nil` if it is consistent.
-    var storageInvariantViolation: String? { state.withLock { $0.storage.invariantViolation() } }
 }

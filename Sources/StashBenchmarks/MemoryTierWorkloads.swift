@@ -1,0 +1,218 @@
+import Foundation
+import Stash
+import Synchronization
+
+/// Issue 33's memory-tier workloads: 100 000 entries of `Int → Data`, 2 000 000 random hits per
+/// thread, on 1, 2 and 4 threads sharing one structure; beside a `Mutex<[Int: Data]>` and a
+/// textbook locked LRU (a dictionary of class nodes in a doubly-linked list) in the same run.
+///
+/// `StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4] [--only mutex,lru-list,…]`
+/// prints one JSON line per structure and thread count: the median nanoseconds per hit per
+/// thread, the hits per second of all threads together, and every run.
+struct MemoryTierWorkloads {
+    var runs: Int
+    var entries = 100_000
+    var hits = 2_000_000
+    var threadCounts = [1, 2, 4]
+    var only: Set<String>?
+
+    /// Values of their own, so that two threads reading two keys never touch one reference count.
+    private func makeValues() -> [Data] {
+        (0..<entries).map { i in
+            var data = ValueBytes.value(256)
+            data[0] = UInt8(truncatingIfNeeded: i)  // A copy of its own: a buffer per value.
+            return data
+        }
+    }
+
+    /// Random keys in `0..<entries`, splitmix64 from a fixed seed.
+    private func makeKeys(count: Int, range: Int, seed: UInt64) -> [Int] {
+        var state = seed
+        return (0..<count).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(range))
+        }
+    }
+
+    func wants(_ name: String) -> Bool { only?.contains(name) ?? true }
+
+    func run() throws -> [String] {
+        let values = makeValues()
+        let keys = makeKeys(count: hits, range: entries, seed: 33)
+        var lines: [String] = []
+
+        // Rounds interleave the structures, so that the machine's drift spreads over all of them.
+        var samples: [String: [Double]] = [:]
+        var order: [String] = []
+        func record(_ name: String, _ threads: Int, _ nanosecondsPerHit: Double) {
+            let label = "\(name)|\(threads)"
+            if samples[label] == nil { order.append(label) }
+            samples[label, default: []].append(nanosecondsPerHit)
+        }
+
+        let mutex = MutexDictionary()
+        let textbook = TextbookLRU(capacity: entries)
+        let policies: [(String, MemoryEvictionPolicy)] = [
+            ("memory-lru", .leastRecentlyUsed), ("memory-sieve", .sieve), ("memory-s3fifo", .s3fifo),
+            ("memory-adaptive", .adaptive),
+        ]
+        let caches = policies.filter { wants($0.0) }.map { name, policy in
+            (name, MemoryCache<Int, Data>(costLimit: .max / 2, countLimit: entries, policy: policy))
+        }
+        for i in 0..<entries {
+            let value = values[i]
+            mutex.store(value, i)
+            textbook.store(value, i)
+            for (_, cache) in caches { cache.setValue(value, forKey: i) }
+        }
+
+        for round in 0...runs {
+            for threads in threadCounts {
+                if wants("mutex") { record("mutex-dictionary", threads, Self.time(mutex, keys, threads)) }
+                if wants("lru-list") { record("textbook-lru", threads, Self.time(textbook, keys, threads)) }
+                for (name, cache) in caches { record(name, threads, Self.time(cache, keys, threads)) }
+            }
+            if round == 0 { samples = [:] }  // The first round warms up.
+            log("stash memory-tier round \(round) of \(runs)")
+        }
+        for label in order {
+            let parts = label.split(separator: "|")
+            let threads = Int(parts[1])!
+            let runs = samples[label]!
+            let median = runs.sorted()[runs.count / 2]
+            lines.append(
+                "{\"impl\": \"stash\", \"workload\": \"\(parts[0])\", \"threads\": \(threads), "
+                    + "\"entries\": \(entries), \"hits_per_thread\": \(hits), "
+                    + "\"median_ns_per_hit\": \(String(format: "%.1f", median)), "
+                    + "\"hits_per_second\": \(Int(Double(threads) * 1e9 / median)), "
+                    + "\"runs_ns\": [\(runs.map { String(format: "%.1f", $0) }.joined(separator: ", "))]}")
+        }
+        return lines
+    }
+
+    /// Nanoseconds per hit of each thread: the wall time of `threads` threads each doing
+    /// `keys.count` hits (from a different place in `keys`) divided by `keys.count`.
+    static func time<Target: HitTarget>(_ target: Target, _ keys: [Int], _ threads: Int) -> Double {
+        let ready = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for t in 0..<threads {
+            ready.enter()
+            done.enter()
+            let thread = Thread {
+                let offset = t * keys.count / threads
+                ready.leave()
+                go.wait()
+                var found = 0
+                keys.withUnsafeBufferPointer { keys in
+                    for i in 0..<keys.count {
+                        var index = i + offset
+                        if index >= keys.count { index -= keys.count }
+                        if target.hit(keys[index]) { found += 1 }
+                    }
+                }
+                precondition(found == keys.count, "\(Target.self) missed \(keys.count - found) hits")
+                done.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        ready.wait()
+        let start = now()
+        for _ in 0..<threads { go.signal() }
+        done.wait()
+        return Double(now() - start) / Double(keys.count)
+    }
+}
+
+/// Something a benchmark thread hits: a lookup that must find a value.
+protocol HitTarget: Sendable {
+    func hit(_ key: Int) -> Bool
+}
+
+extension MemoryCache: HitTarget where Key == Int, Value == Data {
+    func hit(_ key: Int) -> Bool { value(forKey: key) != nil }
+}
+
+/// The floor: a dictionary behind `Synchronization.Mutex`.
+final class MutexDictionary: HitTarget {
+    let storage = Mutex<[Int: Data]>([:])
+
+    func store(_ value: Data, _ key: Int) { storage.withLock { $0[key] = value } }
+
+    func hit(_ key: Int) -> Bool { storage.withLock { $0[key] } != nil }
+}
+
+/// A textbook LRU: a dictionary of class nodes threaded on a doubly-linked list, one lock.
+final class TextbookLRU: HitTarget {
+    final class Node {
+        let key: Int
+        var value: Data
+        var previous: Node?
+        var next: Node?
+        init(key: Int, value: Data) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    struct State {
+        var nodes: [Int: Node] = [:]
+        var head: Node?
+        var tail: Node?
+
+        mutating func unlink(_ node: Node) {
+            if let previous = node.previous { previous.next = node.next } else { head = node.next }
+            if let next = node.next { next.previous = node.previous } else { tail = node.previous }
+            node.previous = nil
+            node.next = nil
+        }
+
+        mutating func pushFront(_ node: Node) {
+            node.next = head
+            head?.previous = node
+            head = node
+            if tail == nil { tail = node }
+        }
+    }
+
+    let capacity: Int
+    let state = Mutex(State())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func store(_ value: Data, _ key: Int) {
+        state.withLock { state in
+            if let node = state.nodes[key] {
+                node.value = value
+                state.unlink(node)
+                state.pushFront(node)
+                return
+            }
+            let node = Node(key: key, value: value)
+            state.nodes[key] = node
+            state.pushFront(node)
+            if state.nodes.count > capacity, let victim = state.tail {
+                state.unlink(victim)
+                state.nodes[victim.key] = nil
+            }
+        }
+    }
+
+    func hit(_ key: Int) -> Bool {
+        state.withLock { state -> Data? in
+            guard let node = state.nodes[key] else { return nil }
+            if state.head !== node {
+                state.unlink(node)
+                state.pushFront(node)
+            }
+            return node.value
+        } != nil
+    }
+}
+
+// @unchecked: every field is only touched under the mutex.
+extension TextbookLRU.Node: @unchecked Sendable {}
