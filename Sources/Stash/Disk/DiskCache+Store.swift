@@ -57,7 +57,7 @@ extension DiskCache {
             } else {
                 source = .file(try temporaryFile(holding: data, forKey: key))
             }
-            try publish(
+            try write(
                 source, size: data.count, checksum: checksum, forKey: key,
                 timeToLive: timeToLive, pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
@@ -105,7 +105,7 @@ extension DiskCache {
             default:
                 throw StashError(.io, "Cannot read \(sourcePath) to store it under '\(key)': check its permissions.")
             }
-            try publish(
+            try write(
                 .inline(data), size: size, checksum: Checksum.of(data), forKey: key, timeToLive: timeToLive,
                 pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
             // The value is safely stored; a leftover source file is harmless.
@@ -118,7 +118,7 @@ extension DiskCache {
                 throw StashError(.diskFull, "The disk holding \(root) is full; '\(key)' was not stored.")
             }
             let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
-            try publish(
+            try write(
                 .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
                 pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
@@ -171,6 +171,22 @@ extension DiskCache {
     }
 
     // MARK: - Publishing
+
+    /// Stages the value for the background writer (``WriteMode/writeBehind``) or publishes it now.
+    private func write(
+        _ source: ValueSource, size: Int, checksum: UInt64, forKey key: String, timeToLive: Duration?,
+        pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool
+    ) throws {
+        if writesBehind {
+            try stageStore(
+                source, size: size, checksum: checksum, forKey: key, timeToLive: timeToLive, pinned: pinned,
+                metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
+        } else {
+            try publish(
+                source, size: size, checksum: checksum, forKey: key, timeToLive: timeToLive, pinned: pinned,
+                metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
+        }
+    }
 
     /// Where the bytes of a value being stored are.
     enum ValueSource {
