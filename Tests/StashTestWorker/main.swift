@@ -308,7 +308,7 @@ case "burst":
             step += 1
             let key = "b\(round)-\(step)"
             let size =
-                Int.random(in: 0..<4, using: &generator) == 0
+                Int.random(in: 0..<16, using: &generator) == 0
                 ? 40_000 : Int.random(in: 8...2000, using: &generator)
             let pinned = step % 97 == 0
             try cache.store(generate(size, seed: generator.next()), forKey: key, pinned: pinned ? true : nil)

@@ -210,7 +210,7 @@ extension DiskCache {
                 try POSIXFile.rename(temporaryPath, destination)
             } catch  where error.errno == ENOENT {
                 let directory = (destination as NSString).deletingLastPathComponent
-                try POSIXFile.makeDirectory(directory)
+                try POSIXFile.makeDirectory(directory, mode: 0o777)
                 try POSIXFile.rename(temporaryPath, destination)
             }
             if configuration.durability == .durable {

@@ -57,7 +57,7 @@ extension DiskCache {
                 do {
                     result = try POSIXFile.read(path(forFile: file), expectedSize: entry.size)
                 } catch {
-                    throw ioError(error, "Cannot read the value for '\(key)'")
+                    throw readError(error, "Cannot read the value for '\(key)' from \(path(forFile: file))")
                 }
                 switch result {
                 case .bytes(let data):

@@ -221,7 +221,7 @@ extension DiskCache {
                 if let fd = try POSIXFile.createLocked(path) { return (path, fd) }
             } catch  where error.errno == ENOENT && !recreated {
                 recreated = true
-                try? POSIXFile.makeDirectory(root + "/tmp")  // the next attempt reports any real failure
+                try? POSIXFile.makeDirectory(root + "/tmp", mode: 0o777)  // the next attempt reports any real failure
             } catch {
                 throw ioError(error, "Cannot create a temporary file in \(root)/tmp for '\(key)'")
             }
@@ -240,6 +240,20 @@ extension DiskCache {
             StashError(.diskFull, "\(what): the disk is full; free space or lower the size limit.", cause: error)
         default:
             StashError(.io, "\(what).", cause: error)
+        }
+    }
+
+    /// A read's failure: a permission error says so (not that the directory is unwritable).
+    func readError(_ error: any Error, _ what: String) -> StashError {
+        if let error = error as? StashError { return error }
+        return switch (error as? POSIXErrorCode)?.errno {
+        case EACCES, EPERM:
+            StashError(
+                .io,
+                "\(what): permission denied (the file's owner or mode does not let this user read it); ask its owner to make it readable.",
+                cause: error)
+        default:
+            ioError(error, what)
         }
     }
 

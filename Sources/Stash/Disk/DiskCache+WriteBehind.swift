@@ -155,7 +155,7 @@ extension DiskCache {
             do {
                 result = try POSIXFile.read(temporary.path, expectedSize: value.size)
             } catch {
-                throw ioError(error, "Cannot read the staged value for '\(key)'")
+                throw readError(error, "Cannot read the staged value for '\(key)' from \(temporary.path)")
             }
             guard case .bytes(let data) = result else {
                 // The writer renamed the file into place: its commit decides where the value is.
