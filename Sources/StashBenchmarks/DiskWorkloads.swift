@@ -9,6 +9,15 @@ struct DiskWorkloads {
     /// The eviction policy of every cache the workloads open (`--policy`; the library's
     /// default otherwise), recorded in each measurement.
     var policy = DiskCache.Configuration().evictionPolicy
+    /// The commit-per-store mode (`--immediate`) instead of write-behind.
+    var immediate = false
+    /// Write-behind with value files written by the background writer (`--files-on-writer`).
+    var filesOnWriter = false
+
+    func configure(_ configuration: inout DiskCache.Configuration) {
+        if immediate { configuration.writeMode = .immediate }
+        configuration.writesValueFilesInBackground = filesOnWriter
+    }
 
     static let sizes = [1024, 32 * 1024, 256 * 1024, 2 * 1024 * 1024]
 
@@ -18,9 +27,10 @@ struct DiskWorkloads {
     }
 
     func unlimited(_ dir: URL) throws -> DiskCache {
-        try DiskCache(
-            directory: dir,
-            configuration: .init(sizeLimit: .gigabytes(1000), evictionPolicy: policy, reclaimsOrphansOnOpen: false))
+        var configuration = DiskCache.Configuration(
+            sizeLimit: .gigabytes(1000), evictionPolicy: policy, reclaimsOrphansOnOpen: false)
+        configure(&configuration)
+        return try DiskCache(directory: dir, configuration: configuration)
     }
 
     func fill(_ cache: DiskCache, count: Int, size: Int) throws {
@@ -114,6 +124,7 @@ struct DiskWorkloads {
                     sizeLimit: .bytes(capacity * size), lowWaterMark: 1.0, evictionPolicy: policy,
                     reclaimsOrphansOnOpen: false)
                 configuration.onEviction = { _ in evictions.add(1) }
+                configure(&configuration)
                 let cache = try DiskCache(directory: dir, configuration: configuration)
                 try fill(cache, count: capacity + capacity / 10, size: size)
                 evictions.reset()

@@ -52,7 +52,10 @@ extension DiskCache {
         let checksum = Checksum.of(data)
         try withDiskFullRecovery(size: data.count, forKey: key) {
             let source: ValueSource
-            if data.count < configuration.inlineThreshold.bytes {
+            if writesBehind && configuration.writesValueFilesInBackground && pinned != true {
+                // The writer writes the file, when it commits (a benchmarked alternative).
+                source = .inline(data)
+            } else if data.count < configuration.inlineThreshold.bytes {
                 source = .inline(data)
             } else {
                 source = .file(try temporaryFile(holding: data, forKey: key))

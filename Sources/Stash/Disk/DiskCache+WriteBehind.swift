@@ -245,6 +245,7 @@ extension DiskCache {
                 return PendingPublish(value.source)
             }
             do {
+                try writeDeferredFiles(batch, into: &pending)
                 try commitOnce(batch, newest: newest, pending: &pending)
                 return nil
             } catch {
@@ -264,6 +265,20 @@ extension DiskCache {
         return failure
     }
 
+    /// Writes the files of values staged in memory though big enough for a file
+    /// (``Configuration/writesValueFilesInBackground``), on the writer's thread.
+    private func writeDeferredFiles(_ batch: [StagingArea.Operation], into pending: inout [PendingPublish?]) throws {
+        guard configuration.writesValueFilesInBackground else { return }
+        for (position, operation) in batch.enumerated() where pending[position] != nil {
+            guard case .store(let value) = operation.change, case .inline(let data) = value.source,
+                data.count >= configuration.inlineThreshold.bytes
+            else { continue }
+            var published = PendingPublish(.file(try temporaryFile(holding: data, forKey: operation.key)))
+            published.isStaged = false  // written here: a failed commit removes it
+            pending[position] = published
+        }
+    }
+
     private func commitOnce(
         _ batch: [StagingArea.Operation], newest: [Data: Int], pending: inout [PendingPublish?]
     ) throws {
@@ -281,8 +296,10 @@ extension DiskCache {
                     // A value replaced within the batch never reaches the index; a removal
                     // always runs, so that a key removed and stored again is a new entry.
                     guard newest[operation.keyBytes] == position else { continue }
+                    // A value whose file the writer wrote is published from that file.
+                    let source = pending[position]!.temporary.map { ValueSource.file($0) } ?? value.source
                     let outcome = try publishRow(
-                        value.source, size: value.size, checksum: value.checksum, forKey: operation.key,
+                        source, size: value.size, checksum: value.checksum, forKey: operation.key,
                         now: value.created, expires: value.expires, pinned: value.pinned,
                         metadata: value.metadata, mayBeTurnedAway: value.mayBeTurnedAway,
                         pending: &pending[position]!, in: db)

@@ -190,6 +190,27 @@ import Testing
         }
     }
 
+    /// The benchmarked alternative: the writer writes value files when it commits.
+    @Test func valueFilesWrittenByTheWriterArePublishedAndFailuresLeaveNoFile() throws {
+        try withTemporaryDirectory { dir in
+            var configuration = Self.staged()
+            configuration.writesValueFilesInBackground = true
+            let cache = try DiskCache(directory: dir, configuration: configuration)
+            try cache.store(pattern(40_000, seed: 1), forKey: "a")
+            #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)  // not written yet
+            #expect(try cache.data(forKey: "a") == pattern(40_000, seed: 1))
+            try cache.flush()
+            #expect(valueFilesBelow(dir.appendingPathComponent("data")).count == 1)
+            #expect(try cache.attributes(forKey: "a")?.isInline == false)
+            cache.faults.withLock { $0.write = { path in path.hasSuffix(".tmp") ? EIO : nil } }
+            try cache.store(pattern(40_000, seed: 2), forKey: "b")
+            #expect(throws: StashError.self) { try cache.flush() }
+            #expect(try cache.data(forKey: "b") == nil)
+            #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
+            #expect(valueFilesBelow(dir.appendingPathComponent("data")).count == 1)
+        }
+    }
+
     @Test func aValueLargerThanTheStagingAreaIsStagedAlone() throws {
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(directory: dir, configuration: Self.staged(stagingLimit: .bytes(10_000)))
