@@ -119,10 +119,11 @@ extension DiskCache {
         /// Opens the cache read-only even when its directory is writable (fault injection in
         /// tests, where running as root makes every directory writable).
         var opensReadOnly = false
-        /// Under ``WriteMode/writeBehind``, whether a value big enough for a file is written to
-        /// its file by the background writer (kept in memory until then) instead of on the
-        /// caller's thread. Off: measured slower end to end (Benchmarks/README.md, issue 30);
-        /// kept for the benchmark that measures it.
+        /// Whether the background writer writes value files (kept in memory until it commits)
+        /// instead of the caller's thread, under ``WriteMode/writeBehind``.
+        ///
+        /// Off by default, as measured (Benchmarks/README.md, issue 30); kept for the
+        /// benchmark that compares the two.
         package var writesValueFilesInBackground = false
 
         /// Creates a configuration.

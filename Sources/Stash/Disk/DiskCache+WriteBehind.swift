@@ -104,6 +104,7 @@ extension DiskCache {
         let size: Int
         if case .store(let value) = change { size = value.size } else { size = 0 }
         let limit = stagingLimitBytes
+        let sizeLimit = effectiveSizeLimit.bytes
         if case .remove = change { accessLog.withLock { $0.forget(keyBytes) } }
         while true {
             try throwPendingFailure()
@@ -112,7 +113,10 @@ extension DiskCache {
                     return .some(nil)
                 }
                 staging.stage(change, key: key, keyBytes: keyBytes)
-                let isFull = staging.bytes >= limit || staging.queuedCount >= Self.fullBatchCount
+                // A full batch, or one that needs eviction (which should not wait), commits now.
+                let isFull =
+                    staging.bytes >= limit || staging.queuedCount >= Self.fullBatchCount
+                    || staging.exceeds(sizeLimit: sizeLimit, countLimit: configuration.countLimit)
                 switch staging.schedule {
                 case .immediate: return nil
                 case .delayed:
@@ -312,6 +316,10 @@ extension DiskCache {
                 }
             }
             try applyDeferredAccesses(deferred, in: db)
+            let committed = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+                (size: $0.int(0), count: $0.int(1))
+            }
+            if let committed { staging.withLock { $0.committed = committed } }
         }
         for case let published? in pending {
             if let temporary = published.temporary { Foundation.close(temporary.descriptor) }

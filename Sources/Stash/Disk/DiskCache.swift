@@ -111,6 +111,26 @@ public final class DiskCache: Sendable {
                 try adoptEvictionPolicy()
             }
         }
+        if writesBehind && !index.isReadOnly {
+            // What the index holds now, so that the first stores into a full cache are
+            // committed (and evict) at once; a failed read only delays that to the first commit.
+            let totals = try? index.read { db in
+                try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+                    (size: $0.int(0), count: $0.int(1))
+                }
+            }
+            if let totals = totals ?? nil { staging.withLock { $0.committed = totals } }
+        }
+        // Other objects of this process on this directory commit what they staged, so that
+        // this one starts from it (a relaunch within the process, a second object).
+        let others = Self.openCaches.withLock { registry -> [DiskCache] in
+            var objects = registry[root, default: []].filter { $0.cache != nil }
+            let others = objects.compactMap(\.cache)
+            objects.append(WeakCacheReference(cache: self))
+            registry[root] = objects
+            return others
+        }
+        for other in others { other.commitStagedNow() }
         if configuration.reclaimsOrphansOnOpen && !index.isReadOnly {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.
@@ -204,6 +224,15 @@ public final class DiskCache: Sendable {
         }
         discardSketch()
     }
+
+    /// A `DiskCache` of this process, held weakly.
+    struct WeakCacheReference {
+        weak var cache: DiskCache?
+    }
+
+    /// The `DiskCache` objects of this process by directory, so that opening one commits what
+    /// the others staged there.
+    static let openCaches = LockedValue([String: [WeakCacheReference]]())
 
     // MARK: - Paths and keys
 

@@ -56,6 +56,14 @@ struct StagingArea {
     var schedule = AccessFlushSchedule.idle
     /// The failure of the last batch the writer dropped, until a caller is told.
     var failure: StashError?
+    /// The unpinned bytes and entries in the index after the writer's last commit (this
+    /// process's view): a change that takes the staged total over a limit is committed at once.
+    var committed: (size: Int, count: Int) = (0, 0)
+
+    /// Whether the staged stores, on top of what is committed, exceed a limit.
+    func exceeds(sizeLimit: Int, countLimit: Int?) -> Bool {
+        committed.size + bytes > sizeLimit || countLimit.map { committed.count + queue.count > $0 } ?? false
+    }
 
     var isEmpty: Bool { latest.isEmpty }
     var queuedCount: Int { queue.count }

@@ -114,8 +114,9 @@ extension ReadOnlyTests {
             let umaskLine = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
             let mask = try #require(Int(umaskLine.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8))
             let file = try #require(valueFilesBelow(dir.appendingPathComponent("data")).first)
-            let mode = try FileManager.default.attributesOfItem(
-                atPath: dir.appendingPathComponent("data/" + file).path)[.posixPermissions] as? Int
+            let mode =
+                try FileManager.default.attributesOfItem(
+                    atPath: dir.appendingPathComponent("data/" + file).path)[.posixPermissions] as? Int
             #expect(mode == 0o666 & ~mask)
             // Only the cache's own directory is opened to others (it is created owner-only).
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path)

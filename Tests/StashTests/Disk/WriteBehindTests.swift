@@ -126,6 +126,36 @@ import Testing
         }
     }
 
+    @Test func openingAnotherObjectOnTheDirectoryCommitsWhatTheFirstStaged() throws {
+        try withTemporaryDirectory { dir in
+            let first = try DiskCache(directory: dir, configuration: Self.staged())
+            try first.store(pattern(100, seed: 1), forKey: "a")
+            try first.removeData(forKey: "b")
+            let second = try DiskCache(directory: dir, configuration: Self.staged())
+            #expect(try second.data(forKey: "a") == pattern(100, seed: 1))
+            #expect(first.statistics.stagedBytes == 0)
+        }
+    }
+
+    @Test func aStoreThatTakesTheCacheOverItsLimitIsCommittedAtOnce() throws {
+        try withTemporaryDirectory { dir in
+            let committed = LockedValue(0)
+            var configuration = Self.staged(sizeLimit: .bytes(10_000))
+            configuration.evictionPolicy = .leastRecentlyUsed
+            configuration.onEviction = { _ in committed.withLock { $0 += 1 } }
+            let cache = try DiskCache(directory: dir, configuration: configuration)
+            for i in 0..<9 { try cache.store(pattern(1000, seed: UInt64(i)), forKey: "k\(i)") }
+            try cache.flush()
+            let commits = cache.statistics.commits
+            // Over the limit: scheduled now, not after the hour-long delay.
+            try cache.store(pattern(3000, seed: 9), forKey: "over")
+            cache.writerQueue.sync {}  // waits for a commit already queued, not for a delayed one
+            #expect(cache.statistics.commits == commits + 1)
+            #expect(cache.statistics.stagedBytes == 0)
+            #expect(committed.withLock { $0 } >= 2)
+        }
+    }
+
     @Test func aCacheDeallocatedWithStagedChangesCommitsThem() throws {
         try withTemporaryDirectory { dir in
             do {
