@@ -60,6 +60,24 @@ def main(path: str) -> None:
             else:
                 extra = (f" {fmt(f)} | {d / f:.2f}× |" if f is not None else " — | |") if has_floor else ""
                 print(f"| {n:,} | {workload} | {fmt(s)} | {fmt(d)} | {d / s:.2f}× |{extra}")
+    immediate = [w for w in ("set", "delete", "set-full") if any(k[1] == w + "-immediate" for k in cells)]
+    if immediate:
+        print()
+        print("WriteMode.immediate (one commit per store), beside diskcache and the SQLite floor's store:")
+        print()
+        print("| entries | workload | Stash immediate | diskcache | ratio | SQLite floor | Stash / floor |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        for n in sizes:
+            for workload in immediate:
+                stash = cells.get(("stash", workload + "-immediate", n))
+                other = cells.get(("diskcache", workload, n))
+                floor = cells.get(("sqlite-floor", workload, n))
+                if not stash or not other:
+                    continue
+                s, d = statistics.median(stash), statistics.median(other)
+                f = statistics.median(floor) if floor else None
+                extra = f" {fmt(f)} | {s / f:.2f}× |" if f is not None else " — | |"
+                print(f"| {n:,} | {workload} | {fmt(s)} | {fmt(d)} | {d / s:.2f}× |{extra}")
     if throughput:
         print()
         print("| get-hit throughput (1 KiB, 10k entries) | hits/s |")

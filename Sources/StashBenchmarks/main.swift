@@ -103,6 +103,8 @@ do {
         let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
         if !flag("--no-disk") {
             var disk = DiskWorkloads(runs: runs, quick: quick)
+            disk.immediate = flag("--immediate")
+            disk.filesOnWriter = flag("--files-on-writer")
             if let name = option("--policy") {
                 guard let policy = EvictionPolicy(name: name) else { fail("unknown policy \(name)") }
                 disk.policy = policy

@@ -12,6 +12,10 @@
 //                                            store/remove forever, printing each operation before
 //                                            and after; at the FLUSH-th write of gathered WAL frames,
 //                                            write only TEAR (0-1) of them and exit with status 3
+//   StashTestWorker stage-one DIR MILLIS     store one value (write-behind, MILLIS ms delay), never flush
+//   StashTestWorker burst DIR ROUND          store bursts of new keys forever (the SIGKILL loop)
+//   StashTestWorker burst-check DIR ROUND LAST
+//                                            check every value, and which of ROUND's keys exist
 //   StashTestWorker memory-statistics DIR [sqlite-first]
 //                                            store and read 100 values (after initializing SQLite
 //                                            itself first, with sqlite-first); report SQLite's
@@ -249,7 +253,10 @@ case "wal-crash":
     }
     var generator = Generator(state: seed)
     do {
-        let cache = try DiskCache(directory: directory, configuration: configuration(seed: seed))
+        // The commit-per-store mode: this mode tears the WAL write of one store's commit.
+        var settings = configuration(seed: seed)
+        settings.writeMode = .immediate
+        let cache = try DiskCache(directory: directory, configuration: settings)
         while true {
             let key = "key-\(Int.random(in: 0..<50, using: &generator))"
             if Int.random(in: 0..<8, using: &generator) == 0 {
@@ -266,6 +273,79 @@ case "wal-crash":
         }
     } catch {
         fail("wal-crash: an operation failed before the crash point: \(error)")
+    }
+
+case "stage-one":
+    // Stores one value under write-behind with a MILLIS-ms delay and never flushes: the parent
+    // watches for it to appear in the index. Blocks until killed.
+    let millis = arguments.count > 3 ? Int(arguments[3]) ?? 100 : 100
+    do {
+        let cache = try DiskCache(
+            directory: directory,
+            configuration: .init(sizeLimit: .megabytes(10), maxWriteDelay: .milliseconds(millis)))
+        try cache.store(generate(100, seed: 42), forKey: "probe")
+        say("stored")
+        withExtendedLifetime(cache) {
+            while true { sleep(60) }
+        }
+    } catch {
+        fail("stage-one failed: \(error)")
+    }
+
+case "burst":
+    // Stores ROUND's keys b<ROUND>-<step> (never overwritten) in bursts under write-behind, for
+    // the SIGKILL loop (Benchmarks/crash-loop.sh): prints "stored S" after each store, "flushed S"
+    // after every flush (each 64th store) and "pinned S" after each pinned store (each 97th),
+    // which commits before it returns. Runs until killed.
+    let round = arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0
+    var generator = Generator(state: UInt64(round) &+ 1)
+    do {
+        let cache = try DiskCache(
+            directory: directory,
+            configuration: .init(sizeLimit: .gigabytes(2), inlineThreshold: .kibibytes(32)))
+        var step = 0
+        while true {
+            step += 1
+            let key = "b\(round)-\(step)"
+            let size =
+                Int.random(in: 0..<16, using: &generator) == 0
+                ? 40_000 : Int.random(in: 8...2000, using: &generator)
+            let pinned = step % 97 == 0
+            try cache.store(generate(size, seed: generator.next()), forKey: key, pinned: pinned ? true : nil)
+            say(pinned ? "pinned \(step)" : "stored \(step)")
+            if step % 64 == 0 {
+                try cache.flush()
+                say("flushed \(step)")
+            }
+        }
+    } catch {
+        fail("burst failed: \(error)")
+    }
+
+case "burst-check":
+    // After a kill of `burst`: every value intact; for ROUND, which keys up to LAST exist.
+    // Prints "intact=I broken=B present=<steps of ROUND present, comma-separated ranges>".
+    guard arguments.count > 4, let round = Int(arguments[3]), let last = Int(arguments[4]) else {
+        fail("usage: burst-check DIR ROUND LAST")
+    }
+    do {
+        let cache = try DiskCache(directory: directory, configuration: .init(sizeLimit: .gigabytes(2)))
+        var intact = 0
+        var broken = 0
+        for key in try cache.allKeys {
+            guard let value = try cache.data(forKey: key) else { continue }
+            if isIntact(value) { intact += 1 } else { broken += 1 }
+        }
+        var missing: [Int] = []
+        var present = 0
+        for step in stride(from: 1, through: last, by: 1) {
+            if try cache.containsData(forKey: "b\(round)-\(step)") { present += 1 } else { missing.append(step) }
+        }
+        let healthy = try cache.verify().isHealthy
+        let missingList = missing.map(String.init).joined(separator: ",")
+        say("intact=\(intact) broken=\(broken) present=\(present) healthy=\(healthy) missing=\(missingList)")
+    } catch {
+        fail("burst-check failed: \(error)")
     }
 
 case "memory-statistics":

@@ -73,6 +73,7 @@ import Testing
             let configuration = DiskCache.Configuration(sizeLimit: .bytes(20_000), accessFlushBatch: 16)
             var cache = try DiskCache(directory: dir, configuration: configuration)
             for index in 0..<200 { try cache.store(Data(count: 1000), forKey: "key-\(index)") }
+            try cache.flush()
             let before = try #require(cache.sketchSlot.withLock { $0.sketch })
             // Every eviction advanced its queue's clock and left a ghost.
             let evicted = before.regrets.clock(of: .window).entries + before.regrets.clock(of: .main).entries
@@ -93,11 +94,14 @@ import Testing
             let cache = try DiskCache(directory: dir, configuration: configuration)
             let other = try DiskCache(directory: dir, configuration: configuration)
             for index in 0..<200 { try cache.store(Data(count: 1000), forKey: "key-\(index)") }
+            try cache.flush()
             let (before, generation) = try #require(
                 cache.sketchSlot.withLock { slot in slot.sketch.map { ($0, slot.generation) } })
             for index in 0..<50 { try other.store(Data(count: 10), forKey: "other-\(index)") }
+            try other.flush()
             other.close()  // writes its sketch under a new generation
             try cache.store(Data(count: 1000), forKey: "late")  // reloads it
+            try cache.flush()
             let (after, reloaded) = try #require(
                 cache.sketchSlot.withLock { slot in slot.sketch.map { ($0, slot.generation) } })
             #expect(reloaded != generation)

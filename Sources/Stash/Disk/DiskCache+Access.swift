@@ -161,6 +161,34 @@ extension DiskCache {
         return accesses.count
     }
 
+    /// Writes recorded accesses inside an open transaction, except those of `deferred` keys
+    /// (values a batch of staged stores is about to write, which reads served from the staging
+    /// area): those are returned, least recent first, for ``applyDeferredAccesses(_:in:)``
+    /// once their rows exist.
+    func flushAccesses(
+        in db: SQLiteConnection, deferring deferred: Set<Data>
+    ) throws -> [(key: Data, access: AccessLog.Access)] {
+        guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return [] }
+        let now = configuration.clock()
+        let accesses = AccessLog.inOrder(accessLog.withLock { $0.drain(at: now) })
+        guard !deferred.isEmpty else {
+            try applyAccesses(accesses, in: db)
+            return []
+        }
+        var current: [(key: Data, access: AccessLog.Access)] = []
+        var later: [(key: Data, access: AccessLog.Access)] = []
+        for access in accesses {
+            if deferred.contains(access.key) { later.append(access) } else { current.append(access) }
+        }
+        try applyAccesses(current, in: db)
+        return later
+    }
+
+    /// Writes accesses that ``flushAccesses(in:deferring:)`` held back, after their rows were written.
+    func applyDeferredAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
+        try applyAccesses(accesses, in: db)
+    }
+
     /// How stale an entry's recorded last access may be before a read that changes nothing
     /// else rewrites it.
     ///

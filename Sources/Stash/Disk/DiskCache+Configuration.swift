@@ -3,13 +3,15 @@ import Foundation
 extension DiskCache {
     /// How hard the cache works to keep recent writes across a power loss.
     public enum Durability: Sendable, Hashable {
-        /// No `fsync` per write (the default). A process crash loses nothing that `store`
-        /// returned from; a power loss may lose recent entries, but never serves a torn one
-        /// (lengths are always checked; enable ``Configuration/verifiesChecksums`` to also
-        /// catch zero-filled blocks).
+        /// No `fsync` per write (the default). A process crash loses nothing that was committed
+        /// (under ``WriteMode/writeBehind``, only unflushed changes of the last
+        /// ``Configuration/maxWriteDelay``); a power loss may lose recent entries, but never
+        /// serves a torn one (lengths are always checked; enable
+        /// ``Configuration/verifiesChecksums`` to also catch zero-filled blocks).
         case fast
         /// `fsync` of the value file and its directory before the index commits, and SQLite's
-        /// `synchronous = FULL`. Every `store` that returned survives a power loss.
+        /// `synchronous = FULL`. Every `store` that returned survives a power loss: under
+        /// ``WriteMode/writeBehind`` too, each store commits before it returns.
         case durable
     }
 
@@ -90,6 +92,23 @@ extension DiskCache {
         ///
         /// Defaults to 1 second.
         public var accessFlushDelay: Duration
+        /// When a store, removal or trim reaches the index: committed in the background with
+        /// others (``WriteMode/writeBehind``, the default) or before the call returns
+        /// (``WriteMode/immediate``).
+        public var writeMode: WriteMode
+        /// Under ``WriteMode/writeBehind``, the longest a change waits in memory before the
+        /// background writer commits it, where other processes see it.
+        ///
+        /// A process killed in between loses at most the changes of this window that no
+        /// ``DiskCache/flush()`` covered. Defaults to 25 ms.
+        public var maxWriteDelay: Duration
+        /// Under ``WriteMode/writeBehind``, the most bytes of values waiting to be committed, or
+        /// `nil` for the default: the smaller of 8 MiB and 5 % of ``sizeLimit``.
+        ///
+        /// A store that would exceed it waits for the writer (back-pressure), so memory stays
+        /// bounded whatever the caller does. A single value larger than the bound is staged
+        /// alone.
+        public var stagingLimit: ByteCount?
         /// The current time; inject a clock in tests to drive expiry.
         public var clock: @Sendable () -> Date
         /// Called, outside any lock, for each entry evicted or expired.
@@ -100,6 +119,12 @@ extension DiskCache {
         /// Opens the cache read-only even when its directory is writable (fault injection in
         /// tests, where running as root makes every directory writable).
         var opensReadOnly = false
+        /// Whether the background writer writes value files (kept in memory until it commits)
+        /// instead of the caller's thread, under ``WriteMode/writeBehind``.
+        ///
+        /// Off by default, as measured (Benchmarks/README.md, issue 30); kept for the
+        /// benchmark that compares the two.
+        package var writesValueFilesInBackground = false
 
         /// Creates a configuration.
         public init(
@@ -116,6 +141,9 @@ extension DiskCache {
             reclaimsOrphansOnOpen: Bool = true,
             accessFlushBatch: Int = 4096,
             accessFlushDelay: Duration = .seconds(1),
+            writeMode: WriteMode = .writeBehind,
+            maxWriteDelay: Duration = .milliseconds(25),
+            stagingLimit: ByteCount? = nil,
             clock: @escaping @Sendable () -> Date = { Date() },
             onEviction: (@Sendable (EvictionEvent) -> Void)? = nil,
             onEvent: (@Sendable (Event) -> Void)? = nil
@@ -133,6 +161,9 @@ extension DiskCache {
             self.reclaimsOrphansOnOpen = reclaimsOrphansOnOpen
             self.accessFlushBatch = accessFlushBatch
             self.accessFlushDelay = accessFlushDelay
+            self.writeMode = writeMode
+            self.maxWriteDelay = maxWriteDelay
+            self.stagingLimit = stagingLimit
             self.clock = clock
             self.onEviction = onEviction
             self.onEvent = onEvent
@@ -156,6 +187,10 @@ extension DiskCache {
             guard inlineThreshold.bytes >= 0 else { throw invalid("inlineThreshold must not be negative") }
             guard accessFlushBatch > 0 else { throw invalid("accessFlushBatch must be positive") }
             guard accessFlushDelay >= .zero else { throw invalid("accessFlushDelay must not be negative") }
+            guard maxWriteDelay >= .zero else { throw invalid("maxWriteDelay must not be negative") }
+            if let stagingLimit, stagingLimit.bytes <= 0 {
+                throw invalid("stagingLimit must be positive or nil, got \(stagingLimit.bytes)")
+            }
         }
     }
 
@@ -206,6 +241,10 @@ extension DiskCache {
         case writeFailed(key: String, error: StashError)
         /// A read made through a non-throwing API (the subscript getter) failed.
         case readFailed(key: String, error: StashError)
+        /// The background writer could not commit a batch of `changes` staged stores and
+        /// removals: the batch was dropped whole (none of it is in the index) and the next
+        /// write or ``DiskCache/flush()`` throws `error`.
+        case commitFailed(changes: Int, error: StashError)
 
         /// A one-line description of the event.
         public var description: String {
@@ -219,6 +258,8 @@ extension DiskCache {
             case .reclaimedOrphans(let count, let bytes): "reclaimed \(count) orphan files (\(bytes) bytes)"
             case .writeFailed(let key, let error): "write of '\(key)' failed: \(error)"
             case .readFailed(let key, let error): "read of '\(key)' failed: \(error)"
+            case .commitFailed(let changes, let error):
+                "background commit of \(changes) staged changes failed and was dropped: \(error)"
             }
         }
     }
@@ -295,6 +336,16 @@ extension DiskCache {
         public var failedReads = 0
         /// Stores that met a full disk and were retried after evicting.
         public var diskFullRetries = 0
+        /// Batches of staged changes the background writer committed (``WriteMode/writeBehind``).
+        public var commits = 0
+        /// Batches the background writer could not commit, and dropped whole.
+        public var failedCommits = 0
+        /// Staged stores and removals lost with those batches.
+        public var droppedChanges = 0
+        /// Bytes of values staged and not yet committed, when the statistics were read.
+        public var stagedBytes = 0
+        /// The most bytes of values that were ever staged at once.
+        public var peakStagedBytes = 0
         /// The size limit in force after a full disk lowered it, or `nil` while it is the
         /// configured ``Configuration/sizeLimit``.
         public var effectiveSizeLimit: ByteCount?

@@ -79,6 +79,37 @@ extension DiskCache {
             cause: failure)
     }
 
+    /// Makes room after the background writer's batch of `bytes` met a full disk.
+    ///
+    /// Lowers ``effectiveSizeLimit`` to what the disk held and evicts room (round 0) or every
+    /// unpinned entry (round 1) from the committed entries. Runs on the writer's queue.
+    ///
+    /// - Returns: `false` when no unpinned entry is left to evict.
+    func makeRoomAfterFullDisk(for bytes: Int, round: Int) throws -> Bool {
+        let totals = try wrapIndexErrors {
+            try index.read { db in
+                try db.first("SELECT size - pinned_size FROM totals WHERE id = 1") { $0.int(0) }
+            }
+        }
+        let unpinned = totals ?? 0
+        guard unpinned > 0 else { return false }
+        let lowered = counters.withLock { stats -> ByteCount in
+            let limit = min(stats.effectiveSizeLimit ?? configuration.sizeLimit, ByteCount(max(unpinned - bytes, 1)))
+            stats.effectiveSizeLimit = limit
+            stats.diskFullRetries += 1
+            return limit
+        }
+        configuration.onEvent?(.diskFull(effectiveSizeLimit: lowered))
+        let target = round == 0 ? max(0, unpinned - 2 * bytes) : 0
+        do {
+            try trimCommitted(targetSize: target, targetCount: .max)
+        } catch let error as StashError where error.code == .diskFull {
+            try removeFilesBeforeRows(freeing: max(2 * bytes, 1))
+            try trimCommitted(targetSize: target, targetCount: .max)
+        }
+        return true
+    }
+
     /// The last resort when even eviction's transaction finds no room.
     ///
     /// Unlinks the files of the lowest-ranked unpinned entries first, then deletes their rows

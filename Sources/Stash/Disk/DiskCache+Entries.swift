@@ -7,31 +7,36 @@ extension DiskCache {
     /// - Complexity: O(log *N*).
     public func removeData(forKey key: String) throws {
         try Self.validate(key: key)
-        let keyBytes = Self.utf8(key)
-        // The removed row's file (`.some(nil)` for an inline value), or `nil` for no row.
-        let file: String?? = try wrapIndexErrors {
-            try index.write { db -> String?? in
-                let homeID = Self.entryID(forKey: keyBytes)
-                // At the key's own id, or (only while displaced entries exist) through their keys.
-                // The file is read first rather than returned by the DELETE: SQLite runs
-                // `RETURNING` through a temporary table, which cost more than this lookup.
-                let atHome = try db.first(
-                    "SELECT file FROM items WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)],
-                    map: { $0.text(0) })
-                if atHome != nil {
-                    try db.run("DELETE FROM entries WHERE id = ?1", [.integer(homeID)])
-                    return atHome
-                }
-                guard try Self.hasDisplacedEntries(db) else { return nil }
-                return try db.first(
-                    "DELETE FROM entries WHERE key = ?1 AND displaced = 1 RETURNING file", [.blob(keyBytes)],
-                    map: { $0.text(0) })
-            }
+        if writesBehind {
+            try stage(.remove, forKey: key)
+            return
         }
+        let keyBytes = Self.utf8(key)
+        let file = try wrapIndexErrors { try index.write { db in try removeRow(forKey: keyBytes, in: db) } }
         accessLog.withLock { $0.forget(keyBytes) }
         if let file = file ?? nil {
             removeValueFile(file)  // a leftover file is reclaimed as an orphan
         }
+    }
+
+    /// Deletes the row of `keyBytes` inside the caller's write transaction; returns its file
+    /// (`.some(nil)` for an inline value), or `nil` when there was no row.
+    func removeRow(forKey keyBytes: Data, in db: SQLiteConnection) throws -> String?? {
+        let homeID = Self.entryID(forKey: keyBytes)
+        // At the key's own id, or (only while displaced entries exist) through their keys.
+        // The file is read first rather than returned by the DELETE: SQLite runs
+        // `RETURNING` through a temporary table, which cost more than this lookup.
+        let atHome = try db.first(
+            "SELECT file FROM items WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)],
+            map: { $0.text(0) })
+        if atHome != nil {
+            try db.run("DELETE FROM entries WHERE id = ?1", [.integer(homeID)])
+            return atHome
+        }
+        guard try Self.hasDisplacedEntries(db) else { return nil }
+        return try db.first(
+            "DELETE FROM entries WHERE key = ?1 AND displaced = 1 RETURNING file", [.blob(keyBytes)],
+            map: { $0.text(0) })
     }
 
     /// Removes every entry, pinned ones included.
@@ -39,6 +44,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` when the index cannot be written.
     /// - Complexity: O(*N*).
     public func removeAll() throws {
+        try flush()
         let files = try wrapIndexErrors {
             try index.write { db in
                 var files: [String] = []
@@ -86,6 +92,7 @@ extension DiskCache {
 
     private func setPinned(_ pinned: Bool, key: String) throws -> Bool {
         try Self.validate(key: key)
+        try flush()
         let now = configuration.clock()
         let (found, victims) = try wrapIndexErrors {
             try index.write { db -> (Bool, [Victim]) in
@@ -118,6 +125,7 @@ extension DiskCache {
     @discardableResult
     public func updateMetadata(_ metadata: Metadata, forKey key: String, timeToLive: Duration? = nil) throws -> Bool {
         try Self.validate(key: key)
+        try flush()
         let now = configuration.clock()
         let ttl = timeToLive ?? configuration.defaultTimeToLive
         let expires = ttl.map { now.addingTimeInterval($0.seconds).timeIntervalSince1970 }
@@ -147,7 +155,8 @@ extension DiskCache {
     /// - Complexity: O(*N*). For large caches prefer ``entries(batchSize:)``.
     public var allKeys: [String] {
         get throws {
-            try wrapIndexErrors {
+            try flush()
+            return try wrapIndexErrors {
                 try index.read { db in
                     var keys: [String] = []
                     try db.query("SELECT key FROM entries ORDER BY created, rank") { row in
@@ -173,6 +182,7 @@ extension DiskCache {
         let task = Task.detached { [self] in
             var lastID = Int64.min
             do {
+                try flush()
                 while !Task.isCancelled {
                     let batch = try readEntries(after: lastID, limit: max(1, batchSize))
                     if batch.isEmpty { break }
@@ -222,7 +232,9 @@ extension DiskCache {
     // MARK: - Totals
 
     private func totals() throws -> (size: Int, count: Int, pinnedSize: Int, pinnedCount: Int) {
-        try wrapIndexErrors {
+        // Staged changes count at once: the totals are read after committing them.
+        try flush()
+        return try wrapIndexErrors {
             try index.read { db in
                 try db.first("SELECT size, count, pinned_size, pinned_count FROM totals WHERE id = 1") {
                     ($0.int(0), $0.int(1), $0.int(2), $0.int(3))
@@ -233,7 +245,9 @@ extension DiskCache {
 
     /// Bytes of all values, pinned ones included (see ``Configuration/sizeLimit`` for what counts).
     ///
-    /// - Complexity: O(1): the total is kept in the index.
+    /// Staged changes count: the totals are read after committing them (as ``flush()``).
+    ///
+    /// - Complexity: O(1): the total is kept in the index (plus the commit of staged changes).
     public var totalSize: ByteCount {
         get throws { ByteCount(try totals().size) }
     }
@@ -261,6 +275,11 @@ extension DiskCache {
 
     /// Counters since this object was created.
     public var statistics: Statistics {
-        counters.withLock { $0 }
+        var statistics = counters.withLock { $0 }
+        staging.withLock { staging in
+            statistics.stagedBytes = staging.bytes
+            statistics.peakStagedBytes = staging.peakBytes
+        }
+        return statistics
     }
 }

@@ -26,6 +26,7 @@ extension DiskCache {
     /// - Throws: ``StashError`` when the index cannot be written.
     /// - Complexity: O(*e* log *N*) for *e* expired entries of *N*.
     public func removeExpired() throws {
+        try flush()
         let now = configuration.clock()
         let victims = try wrapIndexErrors {
             try index.write { db in
@@ -51,6 +52,13 @@ extension DiskCache {
     }
 
     private func trim(targetSize: Int, targetCount: Int) throws {
+        // Staged changes are committed first, so that the trim sees (and counts) them.
+        try flush()
+        try trimCommitted(targetSize: targetSize, targetCount: targetCount)
+    }
+
+    /// Evicts from the committed entries, leaving staged changes where they are.
+    func trimCommitted(targetSize: Int, targetCount: Int) throws {
         let now = configuration.clock()
         let victims = try wrapIndexErrors {
             try index.write { db in

@@ -16,6 +16,14 @@ extension DiskCache {
     public func fileURL(forKey key: String) throws -> URL? {
         try Self.validate(key: key)
         let keyBytes = Self.utf8(key)
+        if let staged = stagedChange(forKey: key) {
+            guard case .store = staged.change else {
+                counters.withLock { $0.misses += 1 }
+                return nil
+            }
+            // A staged value gets its file (and row) before its URL is handed out.
+            commitStagedNow()
+        }
         for _ in 0..<3 {
             guard let entry = try lookUp(keyBytes) else { break }
             if !entry.isPinned, let expires = entry.expires, expires <= configuration.clock().timeIntervalSince1970 {

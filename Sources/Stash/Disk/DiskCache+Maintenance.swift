@@ -64,6 +64,7 @@ extension DiskCache {
     ///   ``StashError/Code/readOnly`` for `repair` on a read-only cache.
     /// - Complexity: O(*N* + *B*): every entry and every stored byte is read.
     public func verify(repair: Bool = false) throws -> VerificationReport {
+        try flush()
         if repair { try index.throwIfReadOnly() }
         var report = VerificationReport()
         let integrity: [String]
@@ -269,6 +270,7 @@ extension DiskCache {
     ///
     /// - Complexity: O(*F*) for *F* files in the directory.
     public func diskUsage() -> ByteCount {
+        commitStagedNow()
         var total = 0
         for suffix in ["", "-wal", "-shm"] { total += POSIXFile.size(index.databasePath + suffix)?.allocated ?? 0 }
         let data = root + "/data"

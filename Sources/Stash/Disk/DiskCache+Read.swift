@@ -26,6 +26,20 @@ extension DiskCache {
         try Self.validate(key: key)
         // A concurrent overwrite may delete the file between our lookup and our open: look again.
         for _ in 0..<3 {
+            switch try readStaged(key) {
+            case .notStaged: break
+            case .moved: continue
+            case .absent:
+                counters.withLock { $0.misses += 1 }
+                return nil
+            case .value(let bytes):
+                recordAccess(Self.utf8(key), at: configuration.clock())
+                counters.withLock { stats in
+                    stats.hits += 1
+                    stats.bytesRead += bytes.count
+                }
+                return bytes
+            }
             guard let entry = try lookUp(key), try !isExpired(entry, key: key) else {
                 counters.withLock { $0.misses += 1 }
                 return nil
@@ -43,7 +57,7 @@ extension DiskCache {
                 do {
                     result = try POSIXFile.read(path(forFile: file), expectedSize: entry.size)
                 } catch {
-                    throw ioError(error, "Cannot read the value for '\(key)'")
+                    throw readError(error, "Cannot read the value for '\(key)' from \(path(forFile: file))")
                 }
                 switch result {
                 case .bytes(let data):
@@ -87,6 +101,10 @@ extension DiskCache {
     public func containsData(forKey key: String) throws -> Bool {
         try Self.validate(key: key)
         let now = configuration.clock().timeIntervalSince1970
+        if let staged = stagedChange(forKey: key) {
+            guard case .store(let value) = staged.change else { return false }
+            return value.isLive(at: now)
+        }
         return try wrapIndexErrors {
             try index.read { db in
                 func isLive(_ row: SQLiteRow) -> Bool {
@@ -117,6 +135,10 @@ extension DiskCache {
     /// - Complexity: O(log *N*).
     public func attributes(forKey key: String) throws -> Attributes? {
         try Self.validate(key: key)
+        if let staged = stagedChange(forKey: key) {
+            guard case .store(let value) = staged.change else { return nil }
+            return try stagedAttributes(value, forKey: key)
+        }
         let keyBytes = Self.utf8(key)
         let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
         return try wrapIndexErrors {
@@ -140,6 +162,23 @@ extension DiskCache {
                 }
             }
         }
+    }
+
+    /// The attributes of a staged value; a store that keeps the pinned state (`pinned: nil`)
+    /// takes it from the committed entry.
+    private func stagedAttributes(_ value: StagingArea.StagedValue, forKey key: String) throws -> Attributes {
+        let isPinned: Bool
+        if let pinned = value.pinned {
+            isPinned = pinned
+        } else {
+            isPinned = try lookUp(key)?.isPinned ?? false
+        }
+        var isInline = !isPinned
+        if case .file = value.source { isInline = false }
+        return Attributes(
+            key: key, size: value.size, created: value.created, lastAccess: value.created,
+            expires: value.expires.map(Date.init(timeIntervalSince1970:)), isPinned: isPinned, isInline: isInline,
+            metadata: value.metadata)
     }
 
     func lookUp(_ keyBytes: Data) throws -> StoredEntry? {

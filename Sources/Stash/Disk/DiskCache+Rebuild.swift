@@ -55,6 +55,7 @@ extension DiskCache {
     /// - Complexity: O(*F*) for *F* files in the directory.
     @discardableResult
     public func rebuildIndex() throws -> IndexRebuild {
+        try flush()
         try index.throwIfReadOnly()
         backgroundWork.wait()
         _ = try? flushAccesses()  // best effort: only recency is lost

@@ -88,7 +88,7 @@ extension DiskCache {
         // orphan collector, which removes a leftover after a crash, waits for this transaction.
         let temporary = destination + ".tmp"
         do {
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
             guard fd >= 0 else { throw POSIXFile.error("open \(temporary)") }
             defer { Foundation.close(fd) }
             do {

@@ -52,12 +52,15 @@ extension DiskCache {
         let checksum = Checksum.of(data)
         try withDiskFullRecovery(size: data.count, forKey: key) {
             let source: ValueSource
-            if data.count < configuration.inlineThreshold.bytes {
+            if writesBehind && configuration.writesValueFilesInBackground && pinned != true {
+                // The writer writes the file, when it commits (a benchmarked alternative).
+                source = .inline(data)
+            } else if data.count < configuration.inlineThreshold.bytes {
                 source = .inline(data)
             } else {
                 source = .file(try temporaryFile(holding: data, forKey: key))
             }
-            try publish(
+            try write(
                 source, size: data.count, checksum: checksum, forKey: key,
                 timeToLive: timeToLive, pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
@@ -105,7 +108,7 @@ extension DiskCache {
             default:
                 throw StashError(.io, "Cannot read \(sourcePath) to store it under '\(key)': check its permissions.")
             }
-            try publish(
+            try write(
                 .inline(data), size: size, checksum: Checksum.of(data), forKey: key, timeToLive: timeToLive,
                 pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
             // The value is safely stored; a leftover source file is harmless.
@@ -118,7 +121,7 @@ extension DiskCache {
                 throw StashError(.diskFull, "The disk holding \(root) is full; '\(key)' was not stored.")
             }
             let temporary = try copyToTemporaryFile(from: sourcePath, size: size, moving: moving, forKey: key)
-            try publish(
+            try write(
                 .file(temporary), size: size, checksum: temporary.checksum, forKey: key, timeToLive: timeToLive,
                 pinned: pinned, metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
         }
@@ -172,6 +175,22 @@ extension DiskCache {
 
     // MARK: - Publishing
 
+    /// Stages the value for the background writer (``WriteMode/writeBehind``) or publishes it now.
+    private func write(
+        _ source: ValueSource, size: Int, checksum: UInt64, forKey key: String, timeToLive: Duration?,
+        pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool
+    ) throws {
+        if writesBehind {
+            try stageStore(
+                source, size: size, checksum: checksum, forKey: key, timeToLive: timeToLive, pinned: pinned,
+                metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
+        } else {
+            try publish(
+                source, size: size, checksum: checksum, forKey: key, timeToLive: timeToLive, pinned: pinned,
+                metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
+        }
+    }
+
     /// Where the bytes of a value being stored are.
     enum ValueSource {
         case inline(Data)
@@ -205,7 +224,7 @@ extension DiskCache {
                 if let fd = try POSIXFile.createLocked(path) { return (path, fd) }
             } catch  where error.errno == ENOENT && !recreated {
                 recreated = true
-                try? POSIXFile.makeDirectory(root + "/tmp")  // the next attempt reports any real failure
+                try? POSIXFile.makeDirectory(root + "/tmp", mode: 0o777)  // the next attempt reports any real failure
             } catch {
                 throw ioError(error, "Cannot create a temporary file in \(root)/tmp for '\(key)'")
             }
@@ -224,6 +243,20 @@ extension DiskCache {
             StashError(.diskFull, "\(what): the disk is full; free space or lower the size limit.", cause: error)
         default:
             StashError(.io, "\(what).", cause: error)
+        }
+    }
+
+    /// A read's failure: a permission error says so (not that the directory is unwritable).
+    func readError(_ error: any Error, _ what: String) -> StashError {
+        if let error = error as? StashError { return error }
+        return switch (error as? POSIXErrorCode)?.errno {
+        case EACCES, EPERM:
+            StashError(
+                .io,
+                "\(what): permission denied (the file's owner or mode does not let this user read it); ask its owner to make it readable.",
+                cause: error)
+        default:
+            ioError(error, what)
         }
     }
 

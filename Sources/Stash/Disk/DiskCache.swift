@@ -8,8 +8,18 @@ import Foundation
 /// UTF-8, so differently normalised spellings are different keys — and never become paths.
 ///
 /// Writes are atomic: a reader sees the old value or the new one, never a mix, and a crash
-/// at any moment leaves no entry pointing at partial bytes. The byte and count limits are
-/// hard: when `store` returns, unpinned entries are within both.
+/// at any moment leaves no entry pointing at partial bytes.
+///
+/// By default (``WriteMode/writeBehind``) `store`, `removeData` and `trim` return once the
+/// change is staged in memory, and a background writer commits staged changes in one
+/// transaction per batch within ``Configuration/maxWriteDelay``. Every read through this
+/// object sees staged changes at once; other processes, and other `DiskCache` objects on the
+/// same directory, see them after the commit (call ``flush()`` for a barrier). The byte and
+/// count limits are hard once a batch commits: its stores evict in its transaction, and the
+/// totals count staged changes (reading them commits first). A crash loses at most the
+/// unflushed, unpinned changes of the last ``Configuration/maxWriteDelay``; pinned stores,
+/// ``pin(_:)``, ``unpin(_:)``, ``close()`` and every store under ``Durability/durable``
+/// commit before they return. ``WriteMode/immediate`` commits every change before returning.
 ///
 /// One `DiskCache` may be used from many threads; several processes may open the same
 /// directory at once.
@@ -42,6 +52,12 @@ public final class DiskCache: Sendable {
     /// Where recorded accesses are written to the index, off the callers' threads.
     let accessFlushQueue = DispatchQueue(label: "Stash.DiskCache.accessFlush", qos: .utility)
     let accessFlushHooks = LockedValue(AccessFlushHooks())
+    /// Stores and removals waiting for the background writer (``WriteMode/writeBehind``).
+    let staging = LockedValue(StagingArea())
+    /// Where the background writer commits staged changes, one batch at a time, in order.
+    let writerQueue = DispatchQueue(label: "Stash.DiskCache.writer", qos: .utility)
+    /// Set on ``writerQueue`` only, so that a commit asked for on it runs there directly.
+    let writerQueueKey = DispatchSpecificKey<Bool>()
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
     ///
@@ -79,6 +95,7 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         self.root = self.directory.path
         self.accessLog = LockedValue(AccessLog())
+        writerQueue.setSpecific(key: writerQueueKey, value: true)
         let onEvent = configuration.onEvent
         self.index = try DiskIndex(
             root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
@@ -94,6 +111,26 @@ public final class DiskCache: Sendable {
                 try adoptEvictionPolicy()
             }
         }
+        if writesBehind && !index.isReadOnly {
+            // What the index holds now, so that the first stores into a full cache are
+            // committed (and evict) at once; a failed read only delays that to the first commit.
+            let totals = try? index.read { db in
+                try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
+                    (size: $0.int(0), count: $0.int(1))
+                }
+            }
+            if let totals = totals ?? nil { staging.withLock { $0.committed = totals } }
+        }
+        // Other objects of this process on this directory commit what they staged, so that
+        // this one starts from it (a relaunch within the process, a second object).
+        let others = Self.openCaches.withLock { registry -> [DiskCache] in
+            var objects = registry[root, default: []].filter { $0.cache != nil }
+            let others = objects.compactMap(\.cache)
+            objects.append(WeakCacheReference(cache: self))
+            registry[root] = objects
+            return others
+        }
+        for other in others { other.commitStagedNow() }
         if configuration.reclaimsOrphansOnOpen && !index.isReadOnly {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.
@@ -112,20 +149,26 @@ public final class DiskCache: Sendable {
 
     deinit {
         // No wait for background work here: it holds a strong reference while it runs, so by
-        // now it has finished, and this deinit may even be running on its thread.
+        // now it has finished, and this deinit may even be running on its thread. No writer
+        // job can run either (they hold the cache weakly): staged changes commit here.
+        runStagedCommit()
         flushAndCloseIndex()
     }
 
-    /// Writes recorded accesses to the index and closes its connections.
+    /// Commits staged changes, writes recorded accesses to the index and closes its connections.
     ///
     /// Hits are otherwise written in the background, within ``Configuration/accessFlushDelay``.
+    /// A failed commit is reported through ``Configuration/onEvent`` and thrown by the next
+    /// write or ``flush()``.
     ///
     /// Called automatically when the cache is deallocated. Using the cache after `close`
     /// reopens the index.
     ///
-    /// - Complexity: O(*p*), where *p* is the number of accesses not yet written.
+    /// - Complexity: O(*s* + *p*), where *s* is the number of staged changes and *p* the
+    ///   number of accesses not yet written.
     public func close() {
         backgroundWork.wait()
+        commitStagedNow()
         flushAndCloseIndex()
     }
 
@@ -146,12 +189,15 @@ public final class DiskCache: Sendable {
     public var isReadOnly: Bool { index.isReadOnly }
 
     /// Waits until background work started by this object has finished: orphan reclamation,
-    /// and the writes of recorded hits that are already due (a full batch).
+    /// the commit of every staged store and removal (as ``flush()``, whose failure the next
+    /// write or `flush()` throws), and the writes of recorded hits that are already due (a full
+    /// batch).
     ///
     /// Hits waiting for ``Configuration/accessFlushDelay`` are not written by this call; use
     /// ``close()`` for that.
     public func waitForBackgroundWork() {
         backgroundWork.wait()
+        commitStagedNow()
         accessFlushQueue.sync {}
     }
 
@@ -178,6 +224,15 @@ public final class DiskCache: Sendable {
         }
         discardSketch()
     }
+
+    /// A `DiskCache` of this process, held weakly.
+    struct WeakCacheReference {
+        weak var cache: DiskCache?
+    }
+
+    /// The `DiskCache` objects of this process by directory, so that opening one commits what
+    /// the others staged there.
+    static let openCaches = LockedValue([String: [WeakCacheReference]]())
 
     // MARK: - Paths and keys
 

@@ -334,8 +334,11 @@ final class DiskIndex: @unchecked Sendable {
 
     private func openWriter(_ state: inout Writer) throws {
         do {
-            for directory in [root, root + "/data", root + "/tmp"] {
-                try POSIXFile.makeDirectory(directory)
+            // The cache's directory is its owner's (0700); inside it, modes honour the umask,
+            // so that an owner who opens the directory to others opens its values too.
+            try POSIXFile.makeDirectory(root)
+            for directory in [root + "/data", root + "/tmp"] {
+                try POSIXFile.makeDirectory(directory, mode: 0o777)
             }
         } catch {
             let readOnly = error.errno == EACCES || error.errno == EROFS || error.errno == EPERM

@@ -33,8 +33,12 @@ enum POSIXFile {
     /// still being written; the kernel drops it when the writer exits, even on SIGKILL. The
     /// collector may win the race between `open` and `flock` and unlink the file: then this
     /// returns `nil` and the caller tries another name.
+    ///
+    /// The file's mode is 0666 less the process's umask, as SQLite creates the index's files
+    /// (and python-diskcache its values): a cache that its owner makes readable to others is
+    /// readable, values included.
     static func createLocked(_ path: String) throws(POSIXErrorCode) -> Int32? {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw error("open \(path)") }
         while flock(fd, LOCK_EX) != 0 {
             if errno == EINTR { continue }

@@ -109,11 +109,16 @@
             pending.withLock { change(&$0) }
         }
 
-        /// Closes the cache and records the limit and statistics in the directory's ``ToolState``.
+        /// Commits the cache's staged writes, closes it and records the limit and statistics in
+        /// the directory's ``ToolState``.
         ///
-        /// - Throws: ``CLIError`` when the state file cannot be written.
+        /// - Throws: The `StashError` of a commit that failed (the command's writes were not
+        ///   kept), or ``CLIError`` when the state file cannot be written.
         func close() throws {
+            // Stores return before their commit: the command succeeds only once they are in.
+            let committed = Result { try cache.flush() }
             cache.close()
+            try committed.get()
             // A read-only directory keeps nothing of this session.
             guard !cache.isReadOnly else { return }
             var statistics = pending.withLock { $0 }

@@ -206,6 +206,7 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
             let other = try DiskCache(directory: dir, configuration: configuration)
             for key in feedTrace(rounds: 3, seed: 3) where try cache.data(forKey: key) == nil {
                 try cache.store(Data(count: 1000), forKey: key)
+                try cache.flush()
             }
             cache.close()
             let closed = try #require(cache.sketchSlot.withLock { $0.sketch?.climber })
@@ -213,6 +214,7 @@ private func replay(_ trace: [String], policy: EvictionPolicy, entries: Int) thr
             // Another object on the same directory reloads the sketch and its climber when it next
             // writes (which counts one more miss); so does a relaunch.
             try other.store(Data(count: 10), forKey: "other")
+            try other.flush()
             let shared = try #require(other.sketchSlot.withLock { $0.sketch })
             // The other object's ghosts and regrets are its own: it has none.
             var expected = closed

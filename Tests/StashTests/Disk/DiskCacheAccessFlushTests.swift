@@ -46,6 +46,7 @@ import Testing
                     reclaimsOrphansOnOpen: false, accessFlushBatch: 1000, accessFlushDelay: .seconds(3600),
                     clock: clock.function))
             for i in 0..<2000 { try cache.store(Data("value \(i)".utf8), forKey: "key-\(i)") }
+            try cache.flush()
             // The background write is held at its start, so that nothing but the reading thread
             // could have written while the burst runs.
             let gate = Signal()
@@ -86,6 +87,7 @@ import Testing
                 configuration: .init(
                     reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600), clock: clock.function))
             try cache.store(Data("a".utf8), forKey: "a")
+            try cache.flush()
             let observer = try IndexObserver(dir)
             let stored = try #require(try observer.accessed("a"))
             clock.advance(by: 30)
@@ -107,6 +109,7 @@ import Testing
                     evictionPolicy: .firstInFirstOut, reclaimsOrphansOnOpen: false,
                     accessFlushDelay: .seconds(3600), clock: clock.function))
             try cache.store(Data("a".utf8), forKey: "a")
+            try cache.flush()
             let observer = try IndexObserver(dir)
             let stored = try #require(try observer.accessed("a"))
             let versionBefore = try observer.dataVersion()
@@ -133,6 +136,7 @@ import Testing
                 directory: dir, configuration: .init(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600)))
             let keys = (0..<100).map { "key-\($0)" }
             for key in keys { try cache.store(Data(key.utf8), forKey: key) }
+            try cache.flush()
             func readAllAndFlush() throws -> Int {
                 let before = cache.hitWriteLookups.withLock { $0 }
                 for key in keys { #expect(try cache.data(forKey: key) == Data(key.utf8)) }
@@ -146,6 +150,7 @@ import Testing
             #expect(try readAllAndFlush() == 0)
             // A store changes the index: what the batches knew is dropped, and read again.
             try cache.store(Data("other".utf8), forKey: "other")
+            try cache.flush()
             #expect(try readAllAndFlush() == keys.count)
             #expect(try readAllAndFlush() == 0)
             cache.close()
@@ -158,6 +163,7 @@ import Testing
             let reader = try DiskCache(directory: dir, configuration: configuration)
             let writer = try DiskCache(directory: dir, configuration: configuration)
             try writer.store(Data("v1".utf8), forKey: "k")
+            try writer.flush()
             let observer = try IndexObserver(dir)
             #expect(try reader.data(forKey: "k") == Data("v1".utf8))
             try reader.flushAccesses()
@@ -169,6 +175,7 @@ import Testing
                 let value = Data("v\(round + 2)".utf8)
                 try rewriter.removeData(forKey: "k")
                 try rewriter.store(value, forKey: "k")
+                try rewriter.flush()
                 #expect(try observer.frequency("k") == 0, "round \(round)")
                 #expect(try reader.data(forKey: "k") == value)
                 try reader.flushAccesses()
@@ -184,6 +191,7 @@ import Testing
             let cache = try DiskCache(
                 directory: dir, configuration: .init(reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600)))
             try cache.store(Data("v".utf8), forKey: "k")
+            try cache.flush()
             let observer = try IndexObserver(dir)
             #expect(try cache.data(forKey: "k") == Data("v".utf8))
             // A pinned store writes its value to a file inside its transaction, after it wrote the
@@ -210,6 +218,7 @@ import Testing
                 configuration: .init(
                     reclaimsOrphansOnOpen: false, accessFlushDelay: .milliseconds(200), clock: clock.function))
             try cache.store(Data("a".utf8), forKey: "a")
+            try cache.flush()
             let observer = try IndexObserver(dir)
             let stored = try #require(try observer.accessed("a"))
             let flushed = Signal()
@@ -239,6 +248,7 @@ import Testing
                     countLimit: 4, lowWaterMark: 1.0, evictionPolicy: .leastRecentlyUsed,
                     reclaimsOrphansOnOpen: false))
             for key in ["a", "b", "c", "d"] { try cache.store(Data(key.utf8), forKey: key) }
+            try cache.flush()
             let readers = try ["a", "b"].map { key in try Worker.start(["hit", dir.path, key, "3"]) }
             for (process, output) in readers {
                 let printed = String(decoding: Worker.readToEnd(output), as: UTF8.self)
@@ -249,6 +259,7 @@ import Testing
 
             try cache.store(Data("e".utf8), forKey: "e")
             try cache.store(Data("f".utf8), forKey: "f")
+            try cache.flush()
 
             #expect(try cache.allKeys.sorted() == ["a", "b", "e", "f"])
             cache.close()

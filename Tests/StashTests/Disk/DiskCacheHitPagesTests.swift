@@ -25,6 +25,7 @@ import Testing
             let cache = try DiskCache(
                 directory: dir, configuration: .init(sizeLimit: .megabytes(50), accessFlushDelay: .seconds(3600)))
             for i in 0..<3000 { try cache.store(pattern(10, seed: UInt64(i)), forKey: "k\(i)") }
+            try cache.flush()
             let observer = try DiskCacheAccessFlushTests.IndexObserver(dir)
             // An empty WAL: the frames after this are the hits' write. (A checkpoint that finds
             // the cache's background checkpoint running reports busy at once: try again.)

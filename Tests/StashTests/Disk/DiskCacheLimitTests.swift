@@ -35,8 +35,10 @@ import Testing
             _ = try cache.data(forKey: "a")  // a is now the most recently used
             _ = try cache.data(forKey: "c")
             try cache.store(pattern(250, seed: 2), forKey: "e")
+            try cache.flush()  // eviction happens when the store commits
             #expect(events.withLock { $0 } == [DiskCache.EvictionEvent(key: "b", size: 250, reason: .sizeLimit)])
             try cache.store(pattern(500, seed: 3), forKey: "f")
+            try cache.flush()
             #expect(events.withLock { $0.map(\.key) } == ["b", "d", "a"])
             #expect(Set(try cache.allKeys) == ["c", "e", "f"])
             #expect(cache.statistics.evictions == 3)

@@ -34,6 +34,7 @@ import Testing
             let cache = try DiskCache(
                 directory: dir, configuration: .init(evictionPolicy: .leastRecentlyUsed, accessFlushBatch: 1000))
             try cache.store(Data("v".utf8), forKey: "k")
+            try cache.flush()
             let before = try #require(try rawAccessTime(dir, key: "k"))
             for _ in 0..<100 { _ = try cache.data(forKey: "k") }
             // No hit reached the index yet; attributes still report the latest access.

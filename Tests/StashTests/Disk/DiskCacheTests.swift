@@ -31,6 +31,7 @@ import Testing
             #expect(valueFilesBelow(dir.appendingPathComponent("data")).count == 1)
             try cache.store(Data("small".utf8), forKey: "k")
             #expect(try cache.data(forKey: "k") == Data("small".utf8))
+            try cache.flush()  // the replaced file is removed when the replacement commits
             #expect(filesBelow(dir.appendingPathComponent("data")).isEmpty)
             #expect(try cache.totalCount == 1)
         }
@@ -154,6 +155,8 @@ import Testing
             #expect(try cache.data(forKey: "tiny") == Data("tiny".utf8))
             #expect(try cache.fileURL(forKey: "absent") == nil)
             try cache.removeData(forKey: "tiny")
+            #expect(try cache.fileURL(forKey: "tiny") == nil)  // a staged removal is seen at once
+            try cache.flush()  // and the file goes when it commits
             #expect(!FileManager.default.fileExists(atPath: tiny.path))
             #expect(try cache.verify().isHealthy)
         }
@@ -222,8 +225,10 @@ import Testing
             let permissions = try FileManager.default.attributesOfItem(atPath: dir.path)[.posixPermissions] as? Int
             #expect(permissions == 0o700)
             try cache.store(pattern(10, seed: 1), forKey: "a")
+            try cache.flush()
             try FileManager.default.removeItem(at: dir)
             try cache.store(pattern(40_000, seed: 2), forKey: "b")
+            try cache.flush()
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("index.sqlite").path))
             #expect(try cache.data(forKey: "b") == pattern(40_000, seed: 2))
             #expect(try cache.data(forKey: "a") == nil)

@@ -64,6 +64,7 @@ import Testing
             let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
             try cache.store(pattern(50_000, seed: 1), forKey: "pinned", pinned: true)
             try cache.store(pattern(100_000, seed: 2), forKey: "old")
+            try cache.flush()  // committed before the disk fills
             _ = failWrites(cache, count: .max)
             #expect {
                 try cache.store(pattern(40_000, seed: 3), forKey: "new")
@@ -85,6 +86,9 @@ import Testing
             try cache.store(pattern(100_000, seed: 1), forKey: "old")
             _ = failWrites(cache, count: 1) { $0.hasSuffix(".meta.tmp") }
             try cache.store(pattern(100_000, seed: 2), forKey: "new")
+            #expect(try cache.data(forKey: "new") == pattern(100_000, seed: 2))
+            // The description is written when the store commits: the writer evicts and retries.
+            try cache.flush()
             #expect(try cache.data(forKey: "new") == pattern(100_000, seed: 2))
             #expect(cache.statistics.diskFullRetries == 1)
             #expect(!filesBelow(dir).contains { $0.hasSuffix(".tmp") })
@@ -125,6 +129,7 @@ import Testing
             }
             #expect(cache.statistics.diskFullRetries >= 1)
             #expect(cache.effectiveSizeLimit < .megabytes(3))
+            try cache.flush()  // staged values hold their temporary files until they commit
             #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
             // Pinned data cannot be evicted: once it fills the disk, the store fails clearly.
             var pinned = 1

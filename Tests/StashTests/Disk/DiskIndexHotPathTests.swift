@@ -10,7 +10,10 @@ import Testing
     static func open(_ dir: URL, _ configuration: DiskCache.Configuration = .init(sizeLimit: .megabytes(50)))
         throws -> DiskCache
     {
-        try DiskCache(directory: dir, configuration: configuration)
+        // The commit-per-store mode: these tests look at the index after each store commits.
+        var configuration = configuration
+        configuration.writeMode = .immediate
+        return try DiskCache(directory: dir, configuration: configuration)
     }
 
     static func rawIndex(_ dir: URL, busyTimeout: Duration = .seconds(5)) throws -> SQLiteConnection {

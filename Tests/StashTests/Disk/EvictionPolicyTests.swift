@@ -31,7 +31,10 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             // Long enough for TinyLFU's sketch to widen and to age more than once.
             for (step, request) in skewedTrace(count: 9000, keys: 400, seed: 7).enumerated() {
                 let cached = try cache.data(forKey: request.key) != nil
-                if !cached { try cache.store(Data(count: request.size), forKey: request.key) }
+                if !cached {
+                    try cache.store(Data(count: request.size), forKey: request.key)
+                    try cache.flush()  // the simulator evicts at each store: so does each commit
+                }
                 let predicted = try simulator.request(key: request.key, size: request.size)
                 if cached != predicted { disagreements += 1 }
                 if cached { hits += 1 }
@@ -166,6 +169,7 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             let cache = try DiskCache(
                 directory: dir, configuration: .init(sizeLimit: .megabytes(10), evictionPolicy: .leastRecentlyUsed))
             try cache.store(Data(count: 10), forKey: "a")
+            try cache.flush()
             let before = try #require(try cache.attributes(forKey: "a")).lastAccess
             cache.recordHit(forKey: "a")
             for i in 1..<DiskCache.frontTierHitLimit { cache.recordHit(forKey: "never-stored-\(i)") }

@@ -10,10 +10,12 @@ import Testing
             let cache = try DiskCache(
                 directory: dir, configuration: .init(sizeLimit: .bytes(30_000), evictionPolicy: policy))
             for i in 0..<20 { try cache.store(pattern(1000, seed: UInt64(i)), forKey: "hot-\(i)") }
+            try cache.flush()
             for _ in 0..<3 {
                 for i in 0..<20 { _ = try cache.data(forKey: "hot-\(i)") }
             }
             for i in 0..<200 { try cache.store(pattern(1000, seed: 1000 + UInt64(i)), forKey: "scan-\(i)") }
+            try cache.flush()
             let survivors = try (0..<20).filter { try cache.containsData(forKey: "hot-\($0)") }.count
             #expect(survivors == (policy == .tinyLFU ? 20 : 0))
         }
@@ -53,6 +55,7 @@ import Testing
             do {
                 let cache = try DiskCache(directory: dir, configuration: configuration)
                 try cache.store(pattern(100, seed: 1), forKey: "k")
+                try cache.flush()
                 let wal = dir.appendingPathComponent("index.sqlite-wal").path
                 let walSize = try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int
                 for _ in 0..<10 { _ = try cache.data(forKey: "k") }
@@ -72,6 +75,7 @@ import Testing
                 let cache = try DiskCache(
                     directory: dir, configuration: .init(evictionPolicy: .leastRecentlyUsed))
                 for i in 0..<10 { try cache.store(pattern(100, seed: UInt64(i)), forKey: "k\(i)") }
+                try cache.flush()
                 cache.close()
             }
             // Switching to TinyLFU starts from the entries already cached, one request each.
@@ -79,6 +83,7 @@ import Testing
             for i in 0..<10 { #expect(try estimate(of: "k\(i)", in: cache) == 1) }
             #expect(try estimate(of: "absent", in: cache) == 0)
             try cache.store(pattern(100, seed: 11), forKey: "k0")
+            try cache.flush()
             cache.close()
             let db = try SQLiteConnection(
                 path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))

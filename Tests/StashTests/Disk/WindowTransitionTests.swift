@@ -73,6 +73,7 @@ import Testing
             let configuration = DiskCache.Configuration(sizeLimit: .bytes(entries * 10), lowWaterMark: 1.0)
             let cache = try DiskCache(directory: dir, configuration: configuration)
             for key in 0..<entries { try cache.store(Data(count: 10), forKey: "fill-\(key)") }
+            try cache.flush()
             let window = try cache.index.read { db in
                 try db.first("SELECT count(*) FROM entries WHERE queue = 0") { $0.int(0) }
             }
@@ -90,6 +91,7 @@ import Testing
             }
             let before = try positions()
             try cache.store(Data(count: 10), forKey: "over")
+            try cache.flush()
             let after = try positions()
             #expect(try cache.totalCount == entries)
             let changed = before.filter { id, position in after[id] != position }

@@ -10,7 +10,8 @@ import Testing
     struct Rollback: Error {}
 
     static func open(_ dir: URL) throws -> DiskCache {
-        try DiskCache(directory: dir, configuration: .init(sizeLimit: .megabytes(50)))
+        // The commit-per-store mode: these tests follow the writer connection from commit to commit.
+        try DiskCache(directory: dir, configuration: .init(sizeLimit: .megabytes(50), writeMode: .immediate))
     }
 
     @Test func aWriteFollowsItsOwnCommitOnlyWhenNothingElseChangedTheIndexSince() throws {

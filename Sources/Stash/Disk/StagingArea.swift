@@ -1,0 +1,108 @@
+import Foundation
+
+/// Stores and removals that returned to their callers and wait for the background writer to
+/// commit them (``DiskCache/WriteMode/writeBehind``).
+///
+/// Reads look a key up here before the index: the newest change of each key stays visible
+/// until its batch has committed, so that a read never falls between the staging area and the
+/// index.
+struct StagingArea {
+    /// A value staged for storing.
+    struct StagedValue {
+        var source: DiskCache.ValueSource
+        var size: Int
+        var checksum: UInt64
+        var created: Date
+        var expires: Double?
+        var pinned: Bool?
+        var metadata: DiskCache.Metadata
+        var mayBeTurnedAway: Bool
+
+        /// Whether a read at `now` sees the value (a pinned value never expires).
+        func isLive(at now: Double) -> Bool {
+            pinned == true || expires.map { $0 > now } ?? true
+        }
+    }
+
+    /// What a staged change does to its key.
+    enum Change {
+        case store(StagedValue)
+        case remove
+    }
+
+    /// One staged change, in staging order.
+    struct Operation {
+        var sequence: Int
+        var key: String
+        var keyBytes: Data
+        var change: Change
+
+        var size: Int {
+            if case .store(let value) = change { return value.size }
+            return 0
+        }
+    }
+
+    /// The newest change of each key, staged or being committed.
+    private(set) var latest: [Data: Operation] = [:]
+    /// Changes not yet taken by the writer, oldest first.
+    private(set) var queue: [Operation] = []
+    /// Bytes of values staged or being committed.
+    private(set) var bytes = 0
+    /// The most `bytes` ever was.
+    private(set) var peakBytes = 0
+    private var sequence = 0
+    /// Whether, and how soon, the writer is scheduled.
+    var schedule = AccessFlushSchedule.idle
+    /// The failure of the last batch the writer dropped, until a caller is told.
+    var failure: StashError?
+    /// The unpinned bytes and entries in the index after the writer's last commit (this
+    /// process's view): a change that takes the staged total over a limit is committed at once.
+    var committed: (size: Int, count: Int) = (0, 0)
+
+    /// Whether the staged stores, on top of what is committed, exceed a limit.
+    func exceeds(sizeLimit: Int, countLimit: Int?) -> Bool {
+        committed.size + bytes > sizeLimit || countLimit.map { committed.count + queue.count > $0 } ?? false
+    }
+
+    var isEmpty: Bool { latest.isEmpty }
+    var queuedCount: Int { queue.count }
+
+    /// Whether a value of `size` bytes fits under `limit` and `countLimit` staged changes now;
+    /// alone, any value fits.
+    func admits(size: Int, limit: Int, countLimit: Int) -> Bool {
+        latest.isEmpty || (bytes + size <= limit && queue.count < countLimit)
+    }
+
+    /// The newest staged change of `key`, if any.
+    func change(forKey keyBytes: Data) -> Operation? {
+        latest.isEmpty ? nil : latest[keyBytes]
+    }
+
+    mutating func stage(_ change: Change, key: String, keyBytes: Data) {
+        sequence += 1
+        let operation = Operation(sequence: sequence, key: key, keyBytes: keyBytes, change: change)
+        queue.append(operation)
+        latest[keyBytes] = operation
+        bytes += operation.size
+        peakBytes = max(peakBytes, bytes)
+    }
+
+    /// Hands the queued changes to the writer; they stay visible to reads until ``finish(_:)``.
+    mutating func takeBatch() -> [Operation] {
+        schedule = .idle
+        defer { queue = [] }
+        return queue
+    }
+
+    /// Forgets a batch that was committed (or dropped): reads now go to the index for its keys,
+    /// unless a newer change was staged meanwhile.
+    mutating func finish(_ batch: [Operation]) {
+        for operation in batch {
+            bytes -= operation.size
+            if latest[operation.keyBytes]?.sequence == operation.sequence {
+                latest[operation.keyBytes] = nil
+            }
+        }
+    }
+}
