@@ -177,10 +177,12 @@
             }
         }
 
+        /// A stale copy may be served when the origin cannot be reached (RFC 9111 §4.2.4), unless a
+        /// directive forbids it: this body is `max-age=0`, not `no-cache` (see the next test).
         @Test func stoppedOriginServesTheStaleCopyWithExitZeroUnlessRefusedOrTooOld() async throws {
             try await withTemporaryDirectory { dir in
                 let server = try await OriginServer.start()
-                let url = server.url("/files/photo-20000")
+                let url = server.url("/files/stale-ok-20000")
                 let first = try await stash("fetch", "--policy", "http", url, in: dir)
                 #expect(first.status == 0)
                 await server.stop()
@@ -189,7 +191,7 @@
                 #expect(stale.status == 0)
                 #expect(
                     stale.text.normalized(directory: dir) == """
-                        http://127.0.0.1:$PORT/files/photo-20000: stale, 20.0 KB in $TIME
+                        http://127.0.0.1:$PORT/files/stale-ok-20000: stale, 20.0 KB in $TIME
                           cached at $DIR/data/$FILE
 
                         """)
@@ -208,13 +210,30 @@
                 #expect(refused.error.contains(url))
                 #expect(!refused.error.contains("served stale"))
 
-                // The origin's no-cache made the copy stale as soon as it was stored: zero seconds refuse it.
+                // The origin's max-age=0 made the copy stale as soon as it was stored: zero seconds refuse it.
                 let tooOld = try await stash("fetch", "--policy", "http", "--max-stale", "0", url, in: dir)
                 #expect(tooOld.status == 74)
 
                 let negative = try await stash("fetch", "--max-stale=-1", url, in: dir)
                 #expect(negative.status == 64)
                 #expect(negative.error.contains("--max-stale must be 0 or more seconds, got -1"))
+            }
+        }
+
+        /// `no-cache` forbids serving the stored copy without validation, even when the origin is down
+        /// (RFC 9111 §4.2.4, §5.2.2.4): the fetch fails, naming the URL, and the copy stays cached.
+        @Test func stoppedOriginNeverServesANoCacheCopy() async throws {
+            try await withTemporaryDirectory { dir in
+                let server = try await OriginServer.start()
+                let url = server.url("/files/photo-20000")
+                #expect(try await stash("fetch", "--policy", "http", url, in: dir).status == 0)
+                await server.stop()
+
+                let refused = try await stash("fetch", "--policy", "http", url, in: dir)
+                #expect(refused.status == 74)
+                #expect(refused.error.contains(url))
+                #expect(!refused.error.contains("served stale"))
+                #expect(try await stash("get", url, in: dir).status == 0)
             }
         }
 

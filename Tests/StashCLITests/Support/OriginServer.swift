@@ -4,7 +4,7 @@
     import Foundation
 
     /// A FlyingFox HTTP server on 127.0.0.1 for `stash fetch`: serves `/files/NAME-SIZE` as SIZE
-    /// bytes with an ETag and `Cache-Control: no-cache`, answers `If-None-Match` with 304, serves
+    /// bytes with an ETag and `Cache-Control: no-cache` (`max-age=0` for `/files/stale-ok-SIZE`), answers `If-None-Match` with 304, serves
     /// anything else as 404, and counts every request by path.
     ///
     /// `Range: bytes=N-` with a matching `If-Range` gets a 206. Paths passed to ``cut(_:at:)`` drop
@@ -105,7 +105,9 @@
                 }
                 var headers = HTTPHeaders()
                 headers[.eTag] = "\"v\(version)\""
-                headers[.cacheControl] = "no-cache"
+                // `no-cache` forbids serving a stale copy without validation (RFC 9111 §4.2.4, §5.2.2.4);
+                // a `/files/stale-ok-…` body is only stale at once (`max-age=0`), so it may be.
+                headers[.cacheControl] = path.hasPrefix("/files/stale-ok-") ? "max-age=0" : "no-cache"
                 if request.headers[.ifNoneMatch] == "\"v\(version)\"" {
                     counts.withLock { $0.notModified += 1 }
                     return HTTPResponse(statusCode: .notModified, headers: headers)
