@@ -56,7 +56,7 @@ extension ResourceLoader {
     func staleOnError(_ error: StashError, stored: DiskCache.Attributes?, key: String, policy: CachePolicy)
         -> (LoadResult, TransferOutcome)?
     {
-        guard policy == .http, let stored,
+        guard policy == .http, let stored, storedFailure(stored.metadata, url: nil) == nil,
             let response = HTTPFreshness.storedResponse(stored.metadata), httpPolicy.mayServeStale(response),
             HTTPFreshness.mayServeStaleOnError(
                 stored.metadata, at: configuration.clock(), maximumStaleness: configuration.maximumStaleness)
