@@ -57,7 +57,11 @@ extension ResourceLoader {
         -> (LoadResult, TransferOutcome)?
     {
         guard policy == .http, let stored, storedFailure(stored.metadata, url: nil) == nil,
-            let response = HTTPFreshness.storedResponse(stored.metadata), httpPolicy.mayServeStale(response),
+            let response = HTTPFreshness.storedResponse(stored.metadata),
+            // An app's offline copy (private kind) may be a `no-cache` response, as documented for
+            // `maximumStaleness`; a shared cache follows RFC 9111 §4.2.4 to the letter (no
+            // `no-cache`, `proxy-revalidate` or `s-maxage` response served stale).
+            configuration.cacheKind == .private || httpPolicy.mayServeStale(response),
             HTTPFreshness.mayServeStaleOnError(
                 stored.metadata, at: configuration.clock(), maximumStaleness: configuration.maximumStaleness)
         else { return nil }

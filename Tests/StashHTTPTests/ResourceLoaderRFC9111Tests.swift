@@ -313,6 +313,35 @@ struct ResourceLoaderRFC9111Tests {
     }
 
     @Test(arguments: kinds)
+    func rfc9111Section4_2_4_whenTheOriginFailsOnlyAPrivateLoaderServesANoCacheResponseStale(kind: HTTPCacheKind)
+        async throws
+    {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let clock = TestClock()
+                let fixture = try fixture(directory, kind: kind, clock: clock)
+                server.set("/r", .init(size: 100, seed: 1, cacheControl: "no-cache"))
+                server.set("/p", .init(size: 100, seed: 2, cacheControl: "max-age=1, proxy-revalidate"))
+                _ = try await fixture.loader.data(for: server.url("/r"))
+                _ = try await fixture.loader.data(for: server.url("/p"))
+                clock.advance(by: 10)
+                server.set("/r", .init(status: 503, size: 10, seed: 1))
+                server.set("/p", .init(status: 503, size: 10, seed: 1))
+                for path in ["/r", "/p"] {
+                    if kind == .private {
+                        // An app's offline copy (ResourceLoader.Configuration.maximumStaleness).
+                        let response = try await fixture.loader.response(for: request(server.url(path)))
+                        #expect(response.source == .stale, "\(path)")
+                    } else {
+                        let failure = await error { try await fixture.loader.data(for: server.url(path)) }
+                        #expect(failure?.code == .invalidResponse, "\(path)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: kinds)
     func rfc9111Section3_3_aBodyShorterThanItsContentLengthIsNeverStored(kind: HTTPCacheKind) async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
