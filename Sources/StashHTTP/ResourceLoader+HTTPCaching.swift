@@ -73,6 +73,56 @@ extension ResourceLoader {
         return metadata
     }
 
+    // MARK: - Stored error statuses
+
+    /// The error that a stored response with a status other than 2xx answers with (a `404` with
+    /// explicit or heuristic freshness, RFC 9111 §3, §4.2.2), or `nil` for a stored body.
+    func storedFailure(_ metadata: DiskCache.Metadata, url: URL?) -> StashError? {
+        guard let status = metadata.extra[HTTPFreshness.statusKey].flatMap({ Int($0) }),
+            !(200..<300).contains(status)
+        else { return nil }
+        let address = metadata.extra[HTTPFreshness.urlKey] ?? url?.absoluteString ?? "the resource"
+        let phrase = HTTPURLResponse.localizedString(forStatusCode: status).capitalized
+        return StashError(
+            status == 404 || status == 410 ? .notFound : .invalidResponse,
+            "GET \(address) answered \(status) \(phrase), and that answer is stored while its Cache-Control, Expires or Last-Modified keep it fresh (RFC 9111 §3): check the URL, or load it with the .reload policy to ask the server again.",
+            cause: HTTPStatusError(statusCode: status, url: url ?? URL(string: address) ?? URL(fileURLWithPath: "/")))
+    }
+
+    /// Stores a final status other than 2xx that RFC 9111 lets the loader's kind store.
+    ///
+    /// Such as a `404` with `max-age`, or a `410` with `Last-Modified`; with an empty body, so
+    /// that the same answer is given without the network while it is fresh. It replaces what the
+    /// key held: it is the origin's current answer. Never reaches the shared tier.
+    func storeFailureResponse(
+        _ response: HTTPURLResponse, key: String, url: URL, request: ResourceRequest, requestedAt: Date
+    ) async {
+        let requestFields = HTTPFields(request.urlRequest)
+        guard
+            httpPolicy.storableHeaders(
+                method: "GET", requestHeaders: requestFields, status: response.statusCode,
+                responseHeaders: HTTPFields(response)) != nil
+        else { return }
+        let headers = HTTPFreshness.Headers(response)
+        let metadata = HTTPFreshness.recordingVary(
+            headers.vary, of: request.urlRequest,
+            in: HTTPFreshness.metadata(
+                for: headers, url: response.url ?? url, status: response.statusCode, requestedAt: requestedAt,
+                receivedAt: configuration.clock(), kind: configuration.cacheKind))
+        let memoryKey = CacheKey(key)
+        versions.beginWrite(memoryKey)
+        do {
+            try await cache.store(Data(), forKey: key, metadata: metadata)
+        } catch {
+            // Tolerated: the caller gets the status error either way; the next request asks again.
+            counters.withLock { $0.storeFailures += 1 }
+            logger.warning("Could not store an error status", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
+        invalidateMemory(forKey: key, bytesChanged: true)
+        versions.endWrite(memoryKey)
+        if Self.baseKey(ofVariant: key) != nil { await registerVariant(key) }
+    }
+
     // MARK: - Shared caches
 
     /// Whether a shared cache may store the response to `request` (RFC 9111 §3, §3.5,

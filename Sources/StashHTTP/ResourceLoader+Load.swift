@@ -184,6 +184,11 @@ extension ResourceLoader {
         } else if !HTTPFreshness.matchesVary(attributes.metadata, request: request.urlRequest) {
             return nil
         }
+        if let failure = storedFailure(attributes.metadata, url: url) {
+            // A stored error status answers as the origin did; never stale while revalidating.
+            if revalidates { return nil }
+            throw failure
+        }
         guard let body = try await read(key, delivery: delivery) else { return nil }
         if revalidates { revalidateInBackground(request, url: url, key: key) }
         return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: source), attributes)

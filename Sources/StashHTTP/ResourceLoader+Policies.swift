@@ -8,11 +8,15 @@ extension ResourceLoader {
         ///
         /// Every 2xx response is stored, whatever its caching headers say.
         case cacheFirst
-        /// Follow HTTP caching: serve an entry while it is fresh by `Cache-Control: max-age`,
-        /// `Expires` or the `Last-Modified` heuristic; revalidate a stale one with
-        /// `If-None-Match` / `If-Modified-Since` (a 304 refreshes its metadata and serves the
-        /// stored bytes); revalidate `no-cache` responses on every use; never store `no-store`
-        /// responses.
+        /// Follow HTTP caching (RFC 9111, by ``Configuration/cacheKind``): store what
+        /// ``HTTPCachePolicy/storableHeaders(method:requestHeaders:status:responseHeaders:)``
+        /// allows (never `no-store`; for a shared loader never `private`); serve an entry while it
+        /// is fresh by `s-maxage` (shared), `max-age`, `Expires` or the `Last-Modified` heuristic,
+        /// as the request's `Cache-Control` (`no-cache`, `max-age`, `min-fresh`, `max-stale`,
+        /// `only-if-cached`) or `Pragma: no-cache` allow; revalidate a stale one with
+        /// `If-None-Match` / `If-Modified-Since` (a 304 refreshes its headers and serves the
+        /// stored bytes); revalidate `no-cache` responses on every use. A stored error status
+        /// (a `404` with `max-age`, say) answers with the same error while it is fresh.
         case http
         /// Serve only what is stored, fresh or stale, and never touch the network: a miss throws
         /// `StashError.Code.notFound`. For offline use.

@@ -56,8 +56,12 @@ extension ResourceLoader {
     func staleOnError(_ error: StashError, stored: DiskCache.Attributes?, key: String, policy: CachePolicy)
         -> (LoadResult, TransferOutcome)?
     {
-        guard policy == .http, let stored,
-            let response = HTTPFreshness.storedResponse(stored.metadata), httpPolicy.mayServeStale(response),
+        guard policy == .http, let stored, storedFailure(stored.metadata, url: nil) == nil,
+            let response = HTTPFreshness.storedResponse(stored.metadata),
+            // An app's offline copy (private kind) may be a `no-cache` response, as documented for
+            // `maximumStaleness`; a shared cache follows RFC 9111 §4.2.4 to the letter (no
+            // `no-cache`, `proxy-revalidate` or `s-maxage` response served stale).
+            configuration.cacheKind == .private || httpPolicy.mayServeStale(response),
             HTTPFreshness.mayServeStaleOnError(
                 stored.metadata, at: configuration.clock(), maximumStaleness: configuration.maximumStaleness)
         else { return nil }

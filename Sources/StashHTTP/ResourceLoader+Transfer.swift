@@ -70,6 +70,7 @@ extension ResourceLoader {
                     }
                 }
                 if servable {
+                    if let failure = storedFailure(entry.metadata, url: url) { throw failure }
                     return (LoadResult(metadata: entry.metadata, source: .disk, version: version), .alreadyCached)
                 }
             }
@@ -191,6 +192,9 @@ extension ResourceLoader {
                 requestedAt: requestedAt, keepingEntry: transfer.wantsFile)
         default:
             receiver.discard()
+            if policy == .http, !Self.isTransient(status: response.statusCode) {
+                await storeFailureResponse(response, key: key, url: url, request: request, requestedAt: requestedAt)
+            }
             throw statusFailure(response, url: url)
         }
     }

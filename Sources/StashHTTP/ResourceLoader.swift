@@ -27,6 +27,11 @@ import Stash
 /// - At most ``Configuration/maximumConcurrentTransfers`` transfers run at once; the others
 ///   wait in ``Priority`` order, which a caller may change through ``ResourceTask/priority``.
 ///   ``suspend()`` holds new transfers, ``resume()`` releases them, ``cancelAll()`` stops all.
+/// - ``Configuration/cacheKind`` makes the loader a private cache (an app's, the default) or a
+///   shared one (a server's), with RFC 9111's rules for each (``HTTPCachePolicy``); the
+///   ``Configuration/sharedTier`` only ever receives what a shared cache may store. Methods other
+///   than `GET` are never stored: `HEAD` is answered from a stored `GET`, and a successful `POST`,
+///   `PUT`, `DELETE` or `PATCH` removes the stored responses it changes (RFC 9111 §4.4).
 /// - Only a complete 2xx body is stored. Bodies from the disk cache's inline threshold up
 ///   stream to a file in `downloads/` inside the cache directory and are published with a
 ///   rename. A failed transfer leaves the previously cached entry untouched.
@@ -36,8 +41,9 @@ import Stash
 /// - Under ``CachePolicy/http`` a stale entry is served when the origin fails
 ///   (``Configuration/maximumStaleness``, `stale-if-error`) and at once within
 ///   `stale-while-revalidate` while one background request revalidates it; `Vary` keeps
-///   responses to requests with other header values apart. A body that stops midway is kept as
-///   a partial download and resumed with `Range` + `If-Range`, in this process or a later one.
+///   responses to requests with other header values apart, each variant stored side by side. A
+///   body that stops midway is kept as a partial download and resumed with `Range` + `If-Range`,
+///   in this process or a later one.
 public final class ResourceLoader: Sendable {
     /// The disk cache that holds the responses.
     public let cache: DiskCache

@@ -275,6 +275,73 @@ struct ResourceLoaderRFC9111Tests {
     }
 
     @Test(arguments: kinds)
+    func rfc9111Section3_a404WithExplicitFreshnessIsStoredAndAnsweredWithoutTheNetwork(kind: HTTPCacheKind)
+        async throws
+    {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let clock = TestClock()
+                let fixture = try fixture(directory, kind: kind, clock: clock)
+                server.set("/gone", .init(status: 404, size: 10, seed: 1, cacheControl: "max-age=60"))
+                let url = server.url("/gone")
+                for _ in 0..<3 {
+                    let failure = await error { try await fixture.loader.data(for: url) }
+                    #expect(failure?.code == .notFound)
+                    #expect((failure?.cause as? HTTPStatusError)?.statusCode == 404)
+                }
+                #expect(server.stats.value.requests == 1)
+                // A file delivery gets the same stored answer.
+                #expect(await error { try await fixture.loader.fileURL(for: url) }?.code == .notFound)
+                #expect(server.stats.value.requests == 1)
+                clock.advance(by: 61)
+                server.set("/gone", .init(size: 10, seed: 5, cacheControl: "max-age=60"))
+                #expect(try await fixture.loader.data(for: url) == TestBody.bytes(10, seed: 5))
+                #expect(server.stats.value.requests == 2)
+                // Without freshness information (and no Last-Modified) a 404 is not stored.
+                server.set("/missing", .init(status: 404, size: 10, seed: 1))
+                _ = await error { try await fixture.loader.data(for: server.url("/missing")) }
+                _ = await error { try await fixture.loader.data(for: server.url("/missing")) }
+                #expect(server.stats.value.requestsByPath["/missing"] == 2)
+                // Nor is a status that a cache does not store without explicit freshness (403).
+                server.set(
+                    "/forbidden", .init(status: 403, size: 10, seed: 1, lastModified: "Thu, 01 Jan 2026 00:00:00 GMT"))
+                _ = await error { try await fixture.loader.data(for: server.url("/forbidden")) }
+                _ = await error { try await fixture.loader.data(for: server.url("/forbidden")) }
+                #expect(server.stats.value.requestsByPath["/forbidden"] == 2)
+            }
+        }
+    }
+
+    @Test(arguments: kinds)
+    func rfc9111Section4_2_4_whenTheOriginFailsOnlyAPrivateLoaderServesANoCacheResponseStale(kind: HTTPCacheKind)
+        async throws
+    {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let clock = TestClock()
+                let fixture = try fixture(directory, kind: kind, clock: clock)
+                server.set("/r", .init(size: 100, seed: 1, cacheControl: "no-cache"))
+                server.set("/p", .init(size: 100, seed: 2, cacheControl: "max-age=1, proxy-revalidate"))
+                _ = try await fixture.loader.data(for: server.url("/r"))
+                _ = try await fixture.loader.data(for: server.url("/p"))
+                clock.advance(by: 10)
+                server.set("/r", .init(status: 503, size: 10, seed: 1))
+                server.set("/p", .init(status: 503, size: 10, seed: 1))
+                for path in ["/r", "/p"] {
+                    if kind == .private {
+                        // An app's offline copy (ResourceLoader.Configuration.maximumStaleness).
+                        let response = try await fixture.loader.response(for: request(server.url(path)))
+                        #expect(response.source == .stale, "\(path)")
+                    } else {
+                        let failure = await error { try await fixture.loader.data(for: server.url(path)) }
+                        #expect(failure?.code == .invalidResponse, "\(path)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: kinds)
     func rfc9111Section3_3_aBodyShorterThanItsContentLengthIsNeverStored(kind: HTTPCacheKind) async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in

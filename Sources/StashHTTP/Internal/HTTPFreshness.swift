@@ -85,11 +85,6 @@ enum HTTPFreshness {
         return metadata
     }
 
-    /// Whether `headers` forbid storing the response (`Cache-Control: no-store`).
-    static func forbidsStoring(_ headers: Headers) -> Bool {
-        HTTPCacheControl(parsing: headers.cacheControl).noStore
-    }
-
     /// When a response received at `now` with `headers` stops being fresh (RFC 9111 §4.2), for
     /// a private cache.
     static func freshUntil(_ headers: Headers, receivedAt now: Date) -> Date {

@@ -105,8 +105,8 @@
                 }
                 var headers = HTTPHeaders()
                 headers[.eTag] = "\"v\(version)\""
-                // `no-cache` forbids serving a stale copy without validation (RFC 9111 §4.2.4, §5.2.2.4);
-                // a `/files/stale-ok-…` body is only stale at once (`max-age=0`), so it may be.
+                // A `/files/stale-ok-…` body is stale at once (`max-age=0`) rather than `no-cache`, which a
+                // shared cache may never serve stale (RFC 9111 §4.2.4).
                 headers[.cacheControl] = path.hasPrefix("/files/stale-ok-") ? "max-age=0" : "no-cache"
                 if request.headers[.ifNoneMatch] == "\"v\(version)\"" {
                     counts.withLock { $0.notModified += 1 }
