@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .library(name: "StashMetrics", targets: ["StashMetrics"]),
         .library(name: "StashPostgres", targets: ["StashPostgres"]),
+        .library(name: "StashServer", targets: ["StashServer"]),
         .executable(name: "stash", targets: ["StashCLI"]),
     ],
     traits: [
@@ -40,6 +41,11 @@ let package = Package(
             name: "Tool",
             description: "The `stash` command-line tool and its demo (argument-parser, FlyingFox).",
             enabledTraits: ["Postgres", "AsyncHTTPClient"]
+        ),
+        .trait(
+            name: "Serve",
+            description: "StashServer and `stash serve`: the caching reverse proxy (SwiftNIO, swift-prometheus).",
+            enabledTraits: ["Tool", "Metrics"]
         ),
         .trait(
             name: "Benchmarks",
@@ -59,6 +65,7 @@ let package = Package(
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -100,6 +107,20 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        .target(
+            name: "StashServer",
+            dependencies: [
+                "Stash", "StashHTTP", "StashPostgres", .product(name: "Logging", package: "swift-log"),
+                product("NIOCore", "swift-nio", when: ["Serve"]),
+                product("NIOPosix", "swift-nio", when: ["Serve"]),
+                product("NIOHTTP1", "swift-nio", when: ["Serve"]),
+                product("AsyncHTTPClient", "async-http-client", when: ["Serve"]),
+                product("CoreMetrics", "swift-metrics", when: ["Serve"]),
+                product("Prometheus", "swift-prometheus", when: ["Serve"]),
+            ],
+            swiftSettings: strict
+        ),
+
         // The `stash` tool: without the Tool trait it only says how to build it.
         .executableTarget(
             name: "StashCLI",
@@ -107,6 +128,7 @@ let package = Package(
                 "Stash", "StashHTTP", "StashPostgres", "StashAsyncHTTPClient",
                 product("ArgumentParser", "swift-argument-parser", when: ["Tool"]),
                 product("FlyingFox", "FlyingFox", when: ["Tool"]),
+                .target(name: "StashServer", condition: .when(traits: ["Serve"])),
             ],
             swiftSettings: strict
         ),
@@ -186,6 +208,13 @@ let package = Package(
                 .product(name: "FlyingFox", package: "FlyingFox"),
                 product("PostgresNIO", "postgres-nio", when: ["Postgres"]),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "StashServerTests",
+            dependencies: [
+                "StashServer", "StashCLI", .product(name: "FlyingFox", package: "FlyingFox"),
             ],
             swiftSettings: strict
         ),
