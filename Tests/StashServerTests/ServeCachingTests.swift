@@ -82,7 +82,8 @@
                     "/logo",
                     Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data("logo".utf8)))
                 _ = try await RawHTTP.request(port: proxy.port, "/logo", headers: [("Authorization", "Bearer a")])
-                let second = try await RawHTTP.request(port: proxy.port, "/logo", headers: [("Authorization", "Bearer b")])
+                let second = try await RawHTTP.request(
+                    port: proxy.port, "/logo", headers: [("Authorization", "Bearer b")])
                 #expect(second.text == "logo")
                 #expect(origin.count("/logo") == 1)
             }
@@ -98,8 +99,10 @@
                         headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")],
                         body: Data((language == "fr" ? "bonjour" : "hello").utf8))
                 }
-                let english = try await RawHTTP.request(port: proxy.port, "/greeting", headers: [("Accept-Language", "en")])
-                let french = try await RawHTTP.request(port: proxy.port, "/greeting", headers: [("Accept-Language", "fr")])
+                let english = try await RawHTTP.request(
+                    port: proxy.port, "/greeting", headers: [("Accept-Language", "en")])
+                let french = try await RawHTTP.request(
+                    port: proxy.port, "/greeting", headers: [("Accept-Language", "fr")])
                 let englishAgain = try await RawHTTP.request(
                     port: proxy.port, "/greeting", headers: [("Accept-Language", "en")])
                 let frenchAgain = try await RawHTTP.request(
@@ -135,7 +138,8 @@
                 origin.route("/v") { request, count in
                     if request.header("if-none-match") == "\"1\"" {
                         return Origin.Reply(
-                            status: 304, headers: [("ETag", "\"1\""), ("X-Version", "\(count)"), ("Cache-Control", "max-age=0")])
+                            status: 304,
+                            headers: [("ETag", "\"1\""), ("X-Version", "\(count)"), ("Cache-Control", "max-age=0")])
                     }
                     return Origin.Reply(
                         headers: [("ETag", "\"1\""), ("X-Version", "\(count)"), ("Cache-Control", "max-age=0")],
@@ -172,7 +176,8 @@
         /// RFC 9111 §3: `no-store` is never stored.
         @Test func noStoreIsNotStored() async throws {
             try await withProxy { origin, proxy in
-                origin.set("/ns", Origin.Reply(headers: [("Cache-Control", "no-store, max-age=600")], body: Data("x".utf8)))
+                origin.set(
+                    "/ns", Origin.Reply(headers: [("Cache-Control", "no-store, max-age=600")], body: Data("x".utf8)))
                 _ = try await RawHTTP.request(port: proxy.port, "/ns")
                 _ = try await RawHTTP.request(port: proxy.port, "/ns")
                 #expect(origin.count("/ns") == 2)

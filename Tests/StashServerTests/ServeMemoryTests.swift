@@ -1,6 +1,5 @@
 #if Serve
     import Foundation
-    import Synchronization
     import Testing
 
     #if canImport(Glibc)
@@ -24,8 +23,8 @@
                     Origin.Reply(headers: [("Cache-Control", "no-store")], streamedSize: Self.size))
                 let pid = proxy.process.processIdentifier
                 let baseline = try #require(Self.residentBytes(pid))
-                let peak = Mutex(baseline)
-                let done = Mutex(false)
+                let peak = Locked(baseline)
+                let done = Locked(false)
                 let sampler = Thread {
                     while !done.withLock({ $0 }) {
                         if let rss = Self.residentBytes(pid) { peak.withLock { $0 = max($0, rss) } }

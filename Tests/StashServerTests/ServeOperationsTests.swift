@@ -1,6 +1,5 @@
 #if Serve
     import Foundation
-    import Synchronization
     import Testing
 
     #if canImport(Glibc)
@@ -19,9 +18,10 @@
                 let gate = Gate()
                 origin.route("/hot") { _, _ in
                     await gate.wait()
-                    return Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data(repeating: 1, count: 10_000))
+                    return Origin.Reply(
+                        headers: [("Cache-Control", "max-age=600")], body: Data(repeating: 1, count: 10_000))
                 }
-                let sent = Mutex(0)
+                let sent = Locked(0)
                 let port = proxy.port
                 try await withThrowingTaskGroup(of: Data.self) { group in
                     for _ in 0..<100 {
@@ -29,7 +29,8 @@
                             try await RawHTTP.onThread {
                                 let socket = try RawHTTP.connect(port: port, timeout: 30)
                                 defer { close(socket) }
-                                try RawHTTP.write(socket, Data("GET /hot HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+                                try RawHTTP.write(
+                                    socket, Data("GET /hot HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
                                 sent.withLock { $0 += 1 }
                                 return RawHTTP.readToEnd(socket)
                             }
@@ -81,7 +82,9 @@
         /// The metrics endpoint reports hits per tier, misses and bytes per tier.
         @Test func metricsReportHitsMissesAndBytesPerTier() async throws {
             try await withProxy(["--metrics", "0"]) { origin, proxy in
-                origin.set("/m", Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data(repeating: 2, count: 1000)))
+                origin.set(
+                    "/m",
+                    Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data(repeating: 2, count: 1000)))
                 _ = try await RawHTTP.request(port: proxy.port, "/m")
                 _ = try await RawHTTP.request(port: proxy.port, "/m")
                 _ = try await RawHTTP.request(port: proxy.port, "/m")

@@ -14,7 +14,8 @@
             var started: [ServeProcess] = []
             do {
                 for _ in 0..<2 {
-                    started.append(try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL]))
+                    started.append(
+                        try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL]))
                 }
                 try await body(origin, started[0], started[1])
             } catch {
@@ -51,7 +52,8 @@
                         headers: [("Cache-Control", "max-age=600")],
                         body: Data((request.header("authorization") ?? "none").utf8))
                 }
-                let alice = try await RawHTTP.request(port: a.port, "/account", headers: [("Authorization", "Bearer a")])
+                let alice = try await RawHTTP.request(
+                    port: a.port, "/account", headers: [("Authorization", "Bearer a")])
                 let bob = try await RawHTTP.request(port: b.port, "/account", headers: [("Authorization", "Bearer b")])
                 #expect(alice.text == "Bearer a")
                 #expect(bob.text == "Bearer b")
@@ -63,7 +65,8 @@
         @Test func publicResponseIsSharedBetweenInstances() async throws {
             try await withTwoProxies { origin, a, b in
                 origin.set(
-                    "/shared", Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data("fleet".utf8)))
+                    "/shared",
+                    Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data("fleet".utf8)))
                 _ = try await RawHTTP.request(port: a.port, "/shared")
                 let fromB = try await RawHTTP.request(port: b.port, "/shared")
                 #expect(fromB.text == "fleet")

@@ -59,7 +59,9 @@
 
         @Option(
             name: .customLong("access-log"),
-            help: ArgumentHelp("Write the access log (common format + cache status) to this file, or - for standard output.", valueName: "path"))
+            help: ArgumentHelp(
+                "Write the access log (common format + cache status) to this file, or - for standard output.",
+                valueName: "path"))
         var accessLog: String?
 
         @Option(help: "Seconds a request head may take before a 408 (default: 10).")

@@ -188,7 +188,8 @@
                 throw error
             }
             if complete, ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders) {
-                await store(spool, status: status, storable: storable, responseHeaders: responseHeaders,
+                await store(
+                    spool, status: status, storable: storable, responseHeaders: responseHeaders,
                     base: base, requestTime: requestTime, responseTime: responseTime)
             } else {
                 spool.discard()

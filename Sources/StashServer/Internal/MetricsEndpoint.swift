@@ -24,6 +24,7 @@
 
             private let metrics: ProxyMetrics
             private var target = ""
+            private var keepAlive = true
 
             init(metrics: ProxyMetrics) { self.metrics = metrics }
 
@@ -31,6 +32,7 @@
                 switch unwrapInboundIn(data) {
                 case .head(let head):
                     target = head.method == .GET || head.method == .HEAD ? head.uri : ""
+                    keepAlive = head.isKeepAlive
                 case .body:
                     break
                 case .end:
@@ -44,7 +46,14 @@
                     let head = HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers)
                     context.write(wrapOutboundOut(.head(head)), promise: nil)
                     context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    if keepAlive {
+                        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    } else {
+                        let written = context.eventLoop.makePromise(of: Void.self)
+                        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+                        let channel = context.channel
+                        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                    }
                 }
             }
         }

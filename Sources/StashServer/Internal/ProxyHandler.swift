@@ -142,7 +142,8 @@
                 return false
             }
             let now = Date()
-            guard ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
+            guard
+                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
             else {
                 return false
             }
@@ -218,19 +219,13 @@
             }
         }
 
+        /// Answers a head that never became a request, below the HTTP handlers (which only answer
+        /// requests), then closes the connection.
         private func respondAndClose(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
             state = .busy(body: nil, requestEnded: true, responseEnded: true)
             timer?.cancel()
-            var headers = HTTPHeaders()
-            headers.add(name: "Connection", value: "close")
-            headers.add(name: "Content-Length", value: "0")
-            context.write(
-                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
-                promise: nil)
-            let written = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
-            let channel = context.channel
-            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            activity.sendAndClose(
+                "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
             var record = ExchangeRecord(
                 method: "-", target: "-", version: .http1_1, client: clientAddress, received: Date())
             record.status = Int(status.code)
@@ -244,19 +239,36 @@
         var idleTimeout: TimeAmount
     }
 
-    /// What the byte observer in front of the HTTP decoder saw: when a request head began to arrive.
+    /// What the byte observer in front of the HTTP decoder saw (when a request head began to
+    /// arrive), and its way to the socket below the HTTP handlers.
     final class ConnectionActivity {
         var headStarted: NIODeadline?
+        fileprivate var rawContext: ChannelHandlerContext?
+
+        /// Writes `text` to the socket as it is, then closes the connection.
+        func sendAndClose(_ text: String) {
+            guard let context = rawContext else { return }
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(NIOAny(ByteBuffer(string: text)), promise: written)
+            let channel = context.channel
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
     }
 
     /// Notes when the bytes of a new request start arriving, for the header-time limit.
-    final class ActivityObserver: ChannelInboundHandler, RemovableChannelHandler {
+    final class ActivityObserver: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias InboundOut = ByteBuffer
+        typealias OutboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
 
         private let activity: ConnectionActivity
 
         init(activity: ConnectionActivity) { self.activity = activity }
+
+        func handlerAdded(context: ChannelHandlerContext) { activity.rawContext = context }
+
+        func handlerRemoved(context: ChannelHandlerContext) { activity.rawContext = nil }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if activity.headStarted == nil { activity.headStarted = .now() }

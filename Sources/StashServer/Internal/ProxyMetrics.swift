@@ -18,16 +18,28 @@
             let statuses: [CacheStatus] = [.hit, .miss, .revalidated, .expired, .bypass, .onlyIfCached]
             requests = Dictionary(
                 uniqueKeysWithValues: statuses.map {
-                    ($0, CoreMetrics.Counter(label: "stash_serve_requests_total", dimensions: [("cache", $0.rawValue)], factory: factory))
+                    (
+                        $0,
+                        CoreMetrics.Counter(
+                            label: "stash_serve_requests_total", dimensions: [("cache", $0.rawValue)], factory: factory)
+                    )
                 })
             let tiers: [ResponseStore.Tier] = [.memory, .disk, .shared]
             hits = Dictionary(
                 uniqueKeysWithValues: tiers.map {
-                    ($0, CoreMetrics.Counter(label: "stash_serve_hits_total", dimensions: [("tier", $0.rawValue)], factory: factory))
+                    (
+                        $0,
+                        CoreMetrics.Counter(
+                            label: "stash_serve_hits_total", dimensions: [("tier", $0.rawValue)], factory: factory)
+                    )
                 })
             bytes = Dictionary(
                 uniqueKeysWithValues: ["memory", "disk", "shared", "origin"].map {
-                    ($0, CoreMetrics.Counter(label: "stash_serve_bytes_total", dimensions: [("tier", $0)], factory: factory))
+                    (
+                        $0,
+                        CoreMetrics.Counter(
+                            label: "stash_serve_bytes_total", dimensions: [("tier", $0)], factory: factory)
+                    )
                 })
             misses = CoreMetrics.Counter(label: "stash_serve_misses_total", factory: factory)
         }

@@ -152,7 +152,8 @@
                 metadata = (try? await shared.entry(forKey: key))?.metadata
             }
             let marker = metadata.flatMap { metadata -> VaryMarker? in
-                guard let names = metadata.extra["serve.vary-names"], let generation = metadata.extra["serve.generation"]
+                guard let names = metadata.extra["serve.vary-names"],
+                    let generation = metadata.extra["serve.generation"]
                 else { return nil }
                 return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
             }
@@ -214,7 +215,9 @@
         private func removeMarker(base: String) async {
             markers.withLock { $0[base] = .some(nil) }
             let key = "serve-vary \(base)"
-            do { try await disk?.removeData(forKey: key) } catch { logger.warning("could not remove '\(key)': \(error)") }
+            do { try await disk?.removeData(forKey: key) } catch {
+                logger.warning("could not remove '\(key)': \(error)")
+            }
             if let shared {
                 do { try await shared.removeEntry(forKey: key) } catch {
                     logger.warning("could not remove '\(key)' from the shared tier: \(error)")
@@ -294,7 +297,9 @@
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
             _ = memory.removeValue(forKey: base)
-            do { try await disk?.removeData(forKey: base) } catch { logger.warning("could not remove '\(base)': \(error)") }
+            do { try await disk?.removeData(forKey: base) } catch {
+                logger.warning("could not remove '\(base)': \(error)")
+            }
             if let shared {
                 do { try await shared.removeEntry(forKey: base) } catch {
                     logger.warning("could not remove '\(base)' from the shared tier: \(error)")

@@ -44,7 +44,8 @@
 
         /// The request's values of the fields a response's `Vary` names (§4.1).
         static func varyingRequestHeaders(responseHeaders: HTTPHeaders, requestHeaders: HTTPHeaders) -> HTTPFields {
-            policy.varyingRequestHeaders(responseHeaders: fields(responseHeaders), requestHeaders: fields(requestHeaders))
+            policy.varyingRequestHeaders(
+                responseHeaders: fields(responseHeaders), requestHeaders: fields(requestHeaders))
         }
 
         /// The `Age` value to send (§5.1).
@@ -57,7 +58,9 @@
         /// When a request without directives of its own may take the stored response as fresh
         /// (derived from the policy when the response is stored), or `nil` when it never may.
         static func plainFreshUntil(_ stored: StoredResponse) -> Date? {
-            guard case .fresh = policy.reuse(method: "GET", requestHeaders: HTTPFields(), stored: stored, now: stored.responseTime)
+            guard
+                case .fresh = policy.reuse(
+                    method: "GET", requestHeaders: HTTPFields(), stored: stored, now: stored.responseTime)
             else { return nil }
             let lifetime = policy.freshnessLifetime(of: stored)
             let age = policy.currentAge(of: stored, now: stored.responseTime)
@@ -67,14 +70,18 @@
         }
 
         /// Whether `stored` may answer a request with `requestHeaders` (§4).
-        static func reuse(method: HTTPMethod = .GET, requestHeaders: HTTPHeaders, stored: CachedResponse, now: Date) -> Reuse {
+        static func reuse(method: HTTPMethod = .GET, requestHeaders: HTTPHeaders, stored: CachedResponse, now: Date)
+            -> Reuse
+        {
             // The hit path: a request with no directives of its own, before the precomputed instant.
             if let until = stored.plainFreshUntil, now < until, stored.varyValues.isEmpty,
                 !requestHeaders.contains(name: "cache-control"), !requestHeaders.contains(name: "pragma")
             {
                 return .fresh
             }
-            switch policy.reuse(method: method.rawValue, requestHeaders: fields(requestHeaders), stored: stored.stored, now: now) {
+            switch policy.reuse(
+                method: method.rawValue, requestHeaders: fields(requestHeaders), stored: stored.stored, now: now)
+            {
             case .fresh: return .fresh
             case .stale: return .stale
             case .revalidate: return .revalidate

@@ -1,9 +1,8 @@
 #if Serve
-    import Synchronization
 
     /// Holds waiters until it is opened.
     final class Gate: Sendable {
-        private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+        private let state = Locked<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
         func wait() async {
             await withCheckedContinuation { continuation in

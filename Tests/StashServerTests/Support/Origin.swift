@@ -2,7 +2,6 @@
     import FlyingFox
     import FlyingSocks
     import Foundation
-    import Synchronization
 
     /// A real HTTP/1.1 origin on 127.0.0.1 (FlyingFox) whose answers each test sets per path, and
     /// that counts and records every request it receives.
@@ -31,8 +30,8 @@
         typealias Route = @Sendable (Received, Int) async -> Reply
 
         let port: UInt16
-        private let routes = Mutex([String: Route]())
-        private let received = Mutex([Received]())
+        private let routes = Locked([String: Route]())
+        private let received = Locked([Received]())
         private let http: HTTPServer
         private let runTask: Task<Void, any Error>
 
@@ -81,7 +80,7 @@
         func count(_ path: String) -> Int { requests(path).count }
 
         private final class Router: HTTPHandler {
-            let origin = Mutex<Origin?>(nil)
+            let origin = Locked<Origin?>(nil)
 
             func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
                 guard let origin = origin.withLock({ $0 }) else { return HTTPResponse(statusCode: .serviceUnavailable) }

@@ -1,6 +1,5 @@
 #if Serve
     import Foundation
-    import Synchronization
 
     #if canImport(Glibc)
         import Glibc
@@ -15,10 +14,10 @@
         let process: Process
         let port: Int
         let metricsPort: Int?
-        private let output: Mutex<Data>
-        private let errors: Mutex<Data>
+        private let output: Locked<Data>
+        private let errors: Locked<Data>
 
-        private init(process: Process, port: Int, metricsPort: Int?, output: Mutex<Data>, errors: Mutex<Data>) {
+        private init(process: Process, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>) {
             self.process = process
             self.port = port
             self.metricsPort = metricsPort
@@ -50,8 +49,8 @@
             let errPipe = Pipe()
             process.standardOutput = outPipe
             process.standardError = errPipe
-            let output = Mutex(Data())
-            let errors = Mutex(Data())
+            let output = Locked(Data())
+            let errors = Locked(Data())
             let ready = AsyncStream<String>.makeStream()
             outPipe.fileHandleForReading.readabilityHandler = { handle in
                 let data = handle.availableData
@@ -85,6 +84,9 @@
             }
             guard let line else {
                 process.waitUntilExit()
+                errPipe.fileHandleForReading.readabilityHandler = nil
+                let rest = errPipe.fileHandleForReading.readDataToEndOfFile()
+                errors.withLock { $0.append(rest) }
                 let message = errors.withLock { String(decoding: $0, as: UTF8.self) }
                 throw Failure(description: "stash serve exited with \(process.terminationStatus): \(message)")
             }
