@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "StashServer",
             dependencies: [
-                "Stash", "StashHTTP", "StashPostgres", .product(name: "Logging", package: "swift-log"),
+                "Stash", "StashHTTP", .product(name: "Logging", package: "swift-log"),
                 product("NIOCore", "swift-nio", when: ["Serve"]),
                 product("NIOPosix", "swift-nio", when: ["Serve"]),
                 product("NIOHTTP1", "swift-nio", when: ["Serve"]),
