@@ -37,8 +37,10 @@ for tool in nginx wrk; do
 done
 
 export PATH=/opt/swift/usr/bin:$PATH
-(cd "$repo_root" && swift build -c release --traits Serve --product stash >&2)
-stash="$repo_root/.build/release/stash"
+# A scratch path of its own, so that the debug builds' trait set is left alone.
+scratch="${STASH_SERVE_SCRATCH:-$repo_root/.build-release}"
+(cd "$repo_root" && swift build -c release --traits Serve --product stash --scratch-path "$scratch" >&2)
+stash="$scratch/release/stash"
 
 work="$(mktemp -d)"
 chmod 755 "$work"

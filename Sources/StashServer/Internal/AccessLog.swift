@@ -22,7 +22,7 @@
     final class AccessLog: Sendable {
         private struct State {
             var buffer: [UInt8] = []
-            var second = 0
+            var second = 0 as time_t
             var stamp = ""
         }
 
@@ -53,24 +53,57 @@
         }
 
         /// Appends the line of one exchange.
+        ///
+        /// - Complexity: O(line); the bytes are appended in place, with no intermediate string.
         func write(_ record: ExchangeRecord) {
-            let now = Date()
-            let version = "HTTP/\(record.version.major).\(record.version.minor)"
+            let second = time(nil)
             let full = state.withLock { state -> [UInt8]? in
-                let second = Int(now.timeIntervalSince1970)
                 if second != state.second {
                     state.second = second
-                    state.stamp = Self.stamp(now)
+                    state.stamp = Self.stamp(Date(timeIntervalSince1970: TimeInterval(second)))
                 }
-                let line =
-                    "\(record.client) - - [\(state.stamp)] \"\(record.method) \(record.target) \(version)\" "
-                    + "\(record.status.map(String.init) ?? "-") \(record.bytes) \(record.cacheStatus.rawValue)\n"
-                state.buffer.append(contentsOf: line.utf8)
-                guard state.buffer.count >= 65_536 else { return nil }
-                defer { state.buffer.removeAll(keepingCapacity: true) }
-                return state.buffer
+                var buffer = state.buffer
+                state.buffer = []
+                buffer.append(contentsOf: record.client.utf8)
+                buffer.append(contentsOf: " - - [".utf8)
+                buffer.append(contentsOf: state.stamp.utf8)
+                buffer.append(contentsOf: "] \"".utf8)
+                buffer.append(contentsOf: record.method.utf8)
+                buffer.append(0x20)
+                buffer.append(contentsOf: record.target.utf8)
+                buffer.append(contentsOf: " HTTP/".utf8)
+                Self.appendDecimal(record.version.major, to: &buffer)
+                buffer.append(0x2E)
+                Self.appendDecimal(record.version.minor, to: &buffer)
+                buffer.append(contentsOf: "\" ".utf8)
+                if let status = record.status { Self.appendDecimal(status, to: &buffer) } else { buffer.append(0x2D) }
+                buffer.append(0x20)
+                Self.appendDecimal(record.bytes, to: &buffer)
+                buffer.append(0x20)
+                buffer.append(contentsOf: record.cacheStatus.rawValue.utf8)
+                buffer.append(0x0A)
+                guard buffer.count >= 65_536 else {
+                    state.buffer = buffer
+                    return nil
+                }
+                state.buffer.reserveCapacity(70_000)
+                return buffer
             }
             if let full { writeAll(full) }
+        }
+
+        private static func appendDecimal(_ value: some BinaryInteger, to buffer: inout [UInt8]) {
+            var value = Int(value)
+            if value < 0 {
+                buffer.append(0x2D)
+                value = -value
+            }
+            let start = buffer.count
+            repeat {
+                buffer.append(UInt8(0x30 + value % 10))
+                value /= 10
+            } while value > 0
+            buffer[start...].reverse()
         }
 
         /// Writes the buffered lines.

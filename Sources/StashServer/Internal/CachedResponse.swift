@@ -33,6 +33,9 @@
         /// The policy's current age at ``responseTime`` (RFC 9111 §4.2.3 `corrected_initial_age`):
         /// the age at any later instant is this plus the time since.
         let initialAge: Duration
+        /// ``headers`` as an HTTP/1.1 client gets them, but for `Age`: `Via` added, the stored `Age`
+        /// removed (each response gets its own).
+        let servedHeaders: HTTPHeaders
 
         init(
             status: Int, headers: HTTPHeaders, varyValues: [String: String], requestTime: Date, responseTime: Date,
@@ -51,6 +54,10 @@
                 varyingRequestHeaders: HTTPFields(varyValues.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
             self.plainFreshUntil = ServePolicy.plainFreshUntil(stored)
             self.initialAge = ServePolicy.policy.currentAge(of: stored, now: responseTime)
+            var served = headers
+            served.remove(name: "age")
+            ProxyHeaders.addVia(to: &served, version: .http1_1)
+            self.servedHeaders = served
         }
 
         /// The same response with other headers and times, as a `304 Not Modified` leaves it (§4.3.4).

@@ -8,7 +8,6 @@
         var target: String
         var version: HTTPVersion
         var client: String
-        var received: Date
         var status: Int?
         var bytes = 0
         var cacheStatus: CacheStatus = .bypass

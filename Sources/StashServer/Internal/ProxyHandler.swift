@@ -99,8 +99,7 @@
         private func receive(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
             let keepAlive = head.isKeepAlive && !draining
             var record = ExchangeRecord(
-                method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress,
-                received: Date())
+                method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
             if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
@@ -147,9 +146,15 @@
             else {
                 return false
             }
-            var headers = stored.headers
-            headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(stored, now: now))
-            ProxyHeaders.addVia(to: &headers, version: head.version)
+            var headers: HTTPHeaders
+            if head.version == .http1_1 {
+                headers = stored.servedHeaders
+                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+            } else {
+                headers = stored.headers
+                headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+                ProxyHeaders.addVia(to: &headers, version: head.version)
+            }
             if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
             let responseHead = HTTPResponseHead(
                 version: .http1_1, status: HTTPResponseStatus(statusCode: stored.status), headers: headers)
@@ -227,7 +232,7 @@
             activity.sendAndClose(
                 "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
             var record = ExchangeRecord(
-                method: "-", target: "-", version: .http1_1, client: clientAddress, received: Date())
+                method: "-", target: "-", version: .http1_1, client: clientAddress)
             record.status = Int(status.code)
             self.context.finished(record)
         }
