@@ -57,7 +57,9 @@
                 }
                 done.withLock { $0 = true }
                 let growth = peak.withLock { $0 } - baseline
-                print("stash serve RSS: \(baseline >> 20) MiB before, peak growth \(growth >> 20) MiB over \(received >> 20) MiB")
+                print(
+                    "stash serve RSS: \(baseline >> 20) MiB before, peak growth \(growth >> 20) MiB"
+                        + " over \(received >> 20) MiB")
                 #expect(received > Self.size)
                 #expect(growth <= 64 << 20, "RSS grew by \(growth >> 20) MiB")
             }
