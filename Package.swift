@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "StashAsyncHTTPClient", targets: ["StashAsyncHTTPClient"]),
         .library(name: "StashMetrics", targets: ["StashMetrics"]),
         .library(name: "StashPostgres", targets: ["StashPostgres"]),
+        .library(name: "StashServer", targets: ["StashServer"]),
         .executable(name: "stash", targets: ["StashCLI"]),
     ],
     traits: [
@@ -40,6 +41,11 @@ let package = Package(
             name: "Tool",
             description: "The `stash` command-line tool and its demo (argument-parser, FlyingFox).",
             enabledTraits: ["Postgres", "AsyncHTTPClient"]
+        ),
+        .trait(
+            name: "Serve",
+            description: "StashServer and `stash serve`: the caching reverse proxy (SwiftNIO, swift-prometheus).",
+            enabledTraits: ["Tool", "Metrics"]
         ),
         .trait(
             name: "Benchmarks",
@@ -59,7 +65,7 @@ let package = Package(
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        // Only the documentation's samples use it (DocSamplesTests): a server's /metrics with swift-metrics.
+        // Prometheus exposition for `stash serve`'s /metrics (and the documentation's samples).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
@@ -102,6 +108,20 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        .target(
+            name: "StashServer",
+            dependencies: [
+                "Stash", "StashHTTP", .product(name: "Logging", package: "swift-log"),
+                product("NIOCore", "swift-nio", when: ["Serve"]),
+                product("NIOPosix", "swift-nio", when: ["Serve"]),
+                product("NIOHTTP1", "swift-nio", when: ["Serve"]),
+                product("AsyncHTTPClient", "async-http-client", when: ["Serve"]),
+                product("CoreMetrics", "swift-metrics", when: ["Serve"]),
+                product("Prometheus", "swift-prometheus", when: ["Serve"]),
+            ],
+            swiftSettings: strict
+        ),
+
         // The `stash` tool: without the Tool trait it only says how to build it.
         .executableTarget(
             name: "StashCLI",
@@ -109,6 +129,7 @@ let package = Package(
                 "Stash", "StashHTTP", "StashPostgres", "StashAsyncHTTPClient",
                 product("ArgumentParser", "swift-argument-parser", when: ["Tool"]),
                 product("FlyingFox", "FlyingFox", when: ["Tool"]),
+                .target(name: "StashServer", condition: .when(traits: ["Serve"])),
             ],
             swiftSettings: strict
         ),
@@ -196,12 +217,19 @@ let package = Package(
         .testTarget(
             name: "DocSamplesTests",
             dependencies: [
-                "Stash", "StashHTTP", "StashPostgres", "StashAsyncHTTPClient", "StashMetrics",
+                "Stash", "StashHTTP", "StashPostgres", "StashAsyncHTTPClient", "StashMetrics", "StashServer",
                 product("AsyncHTTPClient", "async-http-client", when: ["AsyncHTTPClient"]),
                 product("Metrics", "swift-metrics", when: ["Metrics"]),
                 product("Prometheus", "swift-prometheus", when: ["Metrics"]),
             ],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        .testTarget(
+            name: "StashServerTests",
+            dependencies: [
+                "StashServer", "StashCLI", .product(name: "FlyingFox", package: "FlyingFox"),
+            ],
+            swiftSettings: strict
         ),
     ],
     swiftLanguageModes: [.v6]

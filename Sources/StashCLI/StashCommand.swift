@@ -21,7 +21,14 @@
                 FetchCommand.self, GetCommand.self, PutCommand.self, RemoveCommand.self, PinCommand.self,
                 UnpinCommand.self, ListCommand.self, InfoCommand.self, TrimCommand.self, ClearCommand.self,
                 VerifyCommand.self, DemoCommand.self,
-            ]
+            ] + serveCommands
         )
     }
+
+    #if Serve
+        /// `stash serve`, built with the Serve trait.
+        private let serveCommands: [any ParsableCommand.Type] = [ServeCommand.self]
+    #else
+        private let serveCommands: [any ParsableCommand.Type] = []
+    #endif
 #endif

@@ -1,4 +1,4 @@
-#if Tool && Metrics
+#if Serve
     import Foundation
     import Stash
     import StashHTTP

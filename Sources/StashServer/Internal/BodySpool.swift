@@ -1,0 +1,103 @@
+#if Serve
+    import Foundation
+    import NIOCore
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
+    #if canImport(Glibc)
+        private let closeDescriptor = Glibc.close
+    #elseif canImport(Darwin)
+        private let closeDescriptor = Darwin.close
+    #endif
+
+    /// Collects a response body that is being relayed, to store it once complete: in memory up to a
+    /// limit, then in a temporary file, so that a large body never sits whole in memory.
+    final class BodySpool {
+        private let memoryLimit: Int
+        private let directory: URL
+        /// The body so far, while it fits in memory.
+        private(set) var buffer: ByteBuffer?
+        /// The file holding the body, once it outgrew memory.
+        private(set) var file: URL?
+        private var descriptor: Int32 = -1
+        private(set) var length = 0
+        private var failed = false
+
+        init(memoryLimit: Int, directory: URL) {
+            self.memoryLimit = memoryLimit
+            self.directory = directory
+            self.buffer = ByteBuffer()
+        }
+
+        /// Adds a chunk; `false` when the body can no longer be stored (over `limit`, or the
+        /// temporary file failed), after which the spool holds nothing.
+        func append(_ chunk: ByteBuffer, limit: Int) -> Bool {
+            guard !failed else { return false }
+            length += chunk.readableBytes
+            guard length <= limit else {
+                discard()
+                return false
+            }
+            if var buffer, length <= memoryLimit {
+                var chunk = chunk
+                buffer.writeBuffer(&chunk)
+                self.buffer = buffer
+                return true
+            }
+            if descriptor < 0 {
+                let url = directory.appendingPathComponent("spool-\(UUID().uuidString)")
+                descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else {
+                    discard()
+                    return false
+                }
+                file = url
+                let pending = buffer
+                buffer = nil
+                if let pending, !writeAll(pending) {
+                    discard()
+                    return false
+                }
+            }
+            guard writeAll(chunk) else {
+                discard()
+                return false
+            }
+            return true
+        }
+
+        private func writeAll(_ bytes: ByteBuffer) -> Bool {
+            bytes.withUnsafeReadableBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0, errno == EINTR { continue }
+                    guard written > 0 else { return false }
+                    offset += written
+                }
+                return true
+            }
+        }
+
+        /// Closes the temporary file (if any) so that it can be moved into the cache.
+        func close() {
+            if descriptor >= 0 {
+                _ = closeDescriptor(descriptor)
+                descriptor = -1
+            }
+        }
+
+        /// Drops what was collected and removes the temporary file.
+        func discard() {
+            failed = true
+            buffer = nil
+            close()
+            if let file { try? FileManager.default.removeItem(at: file) }
+            file = nil
+        }
+    }
+#endif

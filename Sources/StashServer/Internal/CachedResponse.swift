@@ -1,0 +1,123 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import Stash
+    import StashHTTP
+
+    /// A response the proxy stored: its status, end-to-end headers and body, with the times RFC 9111
+    /// §4.2.3 computes its age from.
+    ///
+    /// Immutable and shared between connections: a memory-tier hit writes ``body`` as it is (a
+    /// `ByteBuffer` is reference-counted, so no byte is copied per request).
+    final class CachedResponse: Sendable {
+        /// The stored status code.
+        let status: Int
+        /// The stored end-to-end header fields, in their order (no `Age`, no hop-by-hop fields).
+        let headers: HTTPHeaders
+        /// The values the request had for the response's `Vary` fields, lower-cased names.
+        let varyValues: [String: String]
+        /// When the request that fetched it was sent (RFC 9111 §4.2.3 `request_time`).
+        let requestTime: Date
+        /// When its response was received (RFC 9111 §4.2.3 `response_time`).
+        let responseTime: Date
+        /// The body, when it is held in memory; `nil` for a body that lives in a disk-tier file.
+        let body: ByteBuffer?
+        /// The body's length in bytes.
+        let bodyLength: Int
+        /// The response as ``ServePolicy`` judges it.
+        let stored: StoredResponse
+        /// Until when a request without cache directives of its own may take it as fresh; `nil`
+        /// when such a request must always go through the full policy.
+        let plainFreshUntil: Date?
+        /// The policy's current age at ``responseTime`` (RFC 9111 §4.2.3 `corrected_initial_age`):
+        /// the age at any later instant is this plus the time since.
+        let initialAge: Duration
+        /// ``headers`` as an HTTP/1.1 client gets them, but for `Age`: `Via` added, the stored `Age`
+        /// removed (each response gets its own).
+        let servedHeaders: HTTPHeaders
+
+        init(
+            status: Int, headers: HTTPHeaders, varyValues: [String: String], requestTime: Date, responseTime: Date,
+            body: ByteBuffer?, bodyLength: Int
+        ) {
+            self.status = status
+            self.headers = headers
+            self.varyValues = varyValues
+            self.requestTime = requestTime
+            self.responseTime = responseTime
+            self.body = body
+            self.bodyLength = bodyLength
+            self.stored = StoredResponse(
+                method: "GET", status: status, headers: ServePolicy.fields(headers), requestTime: requestTime,
+                responseTime: responseTime,
+                varyingRequestHeaders: HTTPFields(varyValues.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+            self.plainFreshUntil = ServePolicy.plainFreshUntil(stored)
+            self.initialAge = ServePolicy.policy.currentAge(of: stored, now: responseTime)
+            var served = headers
+            served.remove(name: "age")
+            ProxyHeaders.addVia(to: &served, version: .http1_1)
+            self.servedHeaders = served
+        }
+
+        /// The same response with other headers and times, as a `304 Not Modified` leaves it (§4.3.4).
+        func updating(headers: HTTPHeaders, requestTime: Date, responseTime: Date) -> CachedResponse {
+            CachedResponse(
+                status: status, headers: headers, varyValues: varyValues, requestTime: requestTime,
+                responseTime: responseTime, body: body, bodyLength: bodyLength)
+        }
+
+        /// The same response holding `body` in memory.
+        func holding(_ body: ByteBuffer) -> CachedResponse {
+            CachedResponse(
+                status: status, headers: headers, varyValues: varyValues, requestTime: requestTime,
+                responseTime: responseTime, body: body, bodyLength: body.readableBytes)
+        }
+
+        // MARK: - Disk and shared metadata
+
+        private enum Field {
+            static let status = "serve.status"
+            static let headers = "serve.headers"
+            static let vary = "serve.vary"
+            static let requestTime = "serve.request-time"
+            static let responseTime = "serve.response-time"
+        }
+
+        /// The metadata that carries everything but the body into the disk and shared tiers.
+        var metadata: DiskCache.Metadata {
+            let pairs = headers.map { [$0.name, $0.value] }
+            let headerText = String(decoding: (try? JSONEncoder().encode(pairs)) ?? Data("[]".utf8), as: UTF8.self)
+            let varyText = String(
+                decoding: (try? JSONEncoder().encode(varyValues)) ?? Data("{}".utf8), as: UTF8.self)
+            return DiskCache.Metadata(
+                contentType: headers.first(name: "content-type"), etag: headers.first(name: "etag"),
+                lastModified: headers.first(name: "last-modified"),
+                extra: [
+                    Field.status: String(status), Field.headers: headerText, Field.vary: varyText,
+                    Field.requestTime: String(requestTime.timeIntervalSince1970),
+                    Field.responseTime: String(responseTime.timeIntervalSince1970),
+                ])
+        }
+
+        /// Rebuilds a response from tier metadata, or `nil` when the metadata is not the proxy's.
+        convenience init?(metadata: DiskCache.Metadata, body: ByteBuffer?, bodyLength: Int) {
+            let extra = metadata.extra
+            guard let status = extra[Field.status].flatMap({ Int($0) }),
+                let headerData = extra[Field.headers].map({ Data($0.utf8) }),
+                let pairs = try? JSONDecoder().decode([[String]].self, from: headerData),
+                let requestTime = extra[Field.requestTime].flatMap({ Double($0) }),
+                let responseTime = extra[Field.responseTime].flatMap({ Double($0) })
+            else { return nil }
+            let vary =
+                extra[Field.vary].flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+                ?? [:]
+            var headers = HTTPHeaders()
+            for pair in pairs where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
+            self.init(
+                status: status, headers: headers, varyValues: vary,
+                requestTime: Date(timeIntervalSince1970: requestTime),
+                responseTime: Date(timeIntervalSince1970: responseTime), body: body, bodyLength: bodyLength)
+        }
+    }
+#endif

@@ -1,0 +1,231 @@
+#if Serve
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// One request that the memory tier could not answer at once: looked up in the disk and shared
+    /// tiers, coalesced with concurrent misses of its URL, forwarded to the origin, and stored when
+    /// RFC 9111 lets a shared cache store it.
+    struct Exchange: Sendable {
+        let head: HTTPRequestHead
+        let body: RequestBody?
+        let context: ProxyContext
+        var writer: ResponseWriter
+
+        /// Runs the exchange to its end; never throws (a failure is a `502` or a closed connection).
+        mutating func run() async {
+            do {
+                if head.method == .GET || head.method == .HEAD {
+                    try await serveCacheable()
+                } else {
+                    try await forward(stored: nil, base: nil)
+                }
+            } catch {
+                context.logger.debug("\(head.method) \(head.uri) failed: \(error)")
+                let timedOut = (error as? HTTPClientError) == .deadlineExceeded
+                await writer.fail(
+                    status: timedOut ? 504 : 502,
+                    message: timedOut
+                        ? "stash serve: the origin did not answer in time"
+                        : "stash serve: the origin \(context.origin.absoluteString) could not be reached")
+            }
+        }
+
+        private var onlyIfCached: Bool {
+            head.headers[canonicalForm: "cache-control"].contains { $0.lowercased() == "only-if-cached" }
+        }
+
+        private mutating func serveCacheable() async throws {
+            let base = context.store.baseKey(target: head.uri)
+            let hasRange = head.headers.contains(name: "range")
+            var waited = false
+            while true {
+                if let found = await context.store.lookUp(base: base, requestHeaders: head.headers) {
+                    switch ServePolicy.reuse(
+                        method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
+                    {
+                    case .fresh, .stale:
+                        // .stale: the request accepts a stale response (max-stale, §4.2.4).
+                        try await serve(found, status: .hit)
+                        return
+                    case .revalidate:
+                        try await forward(stored: found, base: base)
+                        return
+                    case .onlyIfCachedMiss:
+                        try await gatewayTimeout()
+                        return
+                    case .unusable:
+                        break
+                    }
+                } else if onlyIfCached {
+                    try await gatewayTimeout()
+                    return
+                }
+                guard !waited, head.method == .GET, !hasRange else { break }
+                switch await context.fills.begin(base) {
+                case .follower:
+                    waited = true
+                    continue
+                case .leader:
+                    do {
+                        try await forward(stored: nil, base: base)
+                    } catch {
+                        context.fills.finish(base)
+                        throw error
+                    }
+                    context.fills.finish(base)
+                    return
+                }
+            }
+            try await forward(stored: nil, base: base)
+        }
+
+        /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3).
+        private mutating func serve(_ found: ResponseStore.Found, status: CacheStatus) async throws {
+            writer.record.cacheStatus = status
+            writer.record.tier = found.tier
+            let response = found.response
+            var headers = response.headers
+            headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
+            ProxyHeaders.addVia(to: &headers, version: head.version)
+            try await writer.head(status: response.status, headers: headers)
+            if let body = response.body {
+                try await writer.body(body)
+            } else if let file = found.file {
+                try await writer.body(fileAt: file, length: response.bodyLength)
+            }
+            await writer.end()
+        }
+
+        /// RFC 9111 §5.2.1.7: `only-if-cached` with nothing usable stored.
+        private mutating func gatewayTimeout() async throws {
+            writer.record.cacheStatus = .onlyIfCached
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Length", value: "0")
+            ProxyHeaders.addVia(to: &headers, version: head.version)
+            try await writer.head(status: 504, headers: headers)
+            await writer.end()
+        }
+
+        /// Forwards the request to the origin (conditionally when `stored` is given) and relays,
+        /// stores or applies its answer.
+        private mutating func forward(stored: ResponseStore.Found?, base: String?) async throws {
+            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
+            var request = HTTPClientRequest(url: url)
+            request.method = head.method
+            request.headers = ProxyHeaders.endToEnd(head.headers, excluding: ["host"])
+            ProxyHeaders.addVia(to: &request.headers, version: head.version)
+            if let stored {
+                // Our own validators: the stored response is what a 304 would confirm (§4.3.1).
+                request.headers.remove(name: "if-none-match")
+                request.headers.remove(name: "if-modified-since")
+                if let etag = stored.response.headers.first(name: "etag") {
+                    request.headers.add(name: "If-None-Match", value: etag)
+                }
+                if let modified = stored.response.headers.first(name: "last-modified") {
+                    request.headers.add(name: "If-Modified-Since", value: modified)
+                }
+            }
+            if let body {
+                let length = head.headers.first(name: "content-length").flatMap { Int64($0) }
+                request.body = .stream(body.sequence, length: length.map { .known($0) } ?? .unknown)
+            }
+            let requestTime = Date()
+            let response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+            let responseTime = Date()
+            let status = Int(response.status.code)
+            let responseHeaders = ProxyHeaders.endToEnd(response.headers)
+
+            for invalid in ServePolicy.invalidatedURLs(
+                method: head.method, url: URL(string: url) ?? context.origin, status: status,
+                responseHeaders: responseHeaders)
+            {
+                await context.store.invalidate(base: context.store.baseKey(target: target(of: invalid)))
+            }
+
+            if let stored, status == 304 {
+                // §4.3.4: freshen the stored response with the 304's headers, then serve it.
+                let headers = ServePolicy.headersAfterNotModified(
+                    stored: stored.response.headers, notModified: responseHeaders)
+                let updated = stored.response.updating(
+                    headers: headers, requestTime: requestTime, responseTime: responseTime)
+                await context.store.update(updated, key: stored.key)
+                try await serve(
+                    ResponseStore.Found(response: updated, tier: stored.tier, key: stored.key, file: stored.file),
+                    status: .revalidated)
+                return
+            }
+
+            writer.record.cacheStatus = stored == nil ? (base == nil ? .bypass : .miss) : .expired
+            var storable: HTTPHeaders? = nil
+            if base != nil, status != 206, !head.headers.contains(name: "range") {
+                storable = ServePolicy.storableHeaders(
+                    method: head.method, requestHeaders: head.headers, status: status,
+                    responseHeaders: responseHeaders)
+            }
+            var clientHeaders = responseHeaders
+            ProxyHeaders.addVia(to: &clientHeaders, version: head.version)
+            try await writer.head(status: status, headers: clientHeaders)
+            guard let storable, let base else {
+                for try await chunk in response.body { try await writer.body(chunk) }
+                await writer.end()
+                return
+            }
+            // The last chunk is held back until the response is stored, so that a client that has the
+            // whole body and asks again finds it in the cache.
+            let spool = BodySpool(memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory)
+            var complete = true
+            var held: ByteBuffer?
+            do {
+                for try await chunk in response.body {
+                    if complete, !spool.append(chunk, limit: context.maximumStoredBody) { complete = false }
+                    if let previous = held { try await writer.body(previous) }
+                    held = chunk
+                }
+            } catch {
+                spool.discard()
+                throw error
+            }
+            if complete, ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders) {
+                await store(
+                    spool, status: status, storable: storable, responseHeaders: responseHeaders,
+                    base: base, requestTime: requestTime, responseTime: responseTime)
+            } else {
+                spool.discard()
+            }
+            if let held { try await writer.body(held) }
+            await writer.end()
+        }
+
+        private func store(
+            _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
+            requestTime: Date, responseTime: Date
+        ) async {
+            spool.close()
+            var headers = storable
+            headers.remove(name: "content-length")
+            headers.add(name: "Content-Length", value: String(spool.length))
+            let names = ResponseStore.varyNames(responseHeaders)
+            var vary: [String: String] = [:]
+            for name in names { vary[name] = ResponseStore.fieldValue(name, in: head.headers) }
+            let key = await context.store.storageKey(
+                base: base, requestHeaders: head.headers, responseHeaders: responseHeaders)
+            let cached = CachedResponse(
+                status: status, headers: headers, varyValues: vary, requestTime: requestTime,
+                responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
+            if let file = spool.file {
+                await context.store.store(cached, key: key, bodyFile: file)
+                try? FileManager.default.removeItem(at: file)  // left over only when the store failed
+            } else {
+                await context.store.store(cached, key: key)
+            }
+        }
+
+        private func target(of url: URL) -> String {
+            let absolute = url.absoluteString
+            return absolute.hasPrefix(context.originPrefix)
+                ? String(absolute.dropFirst(context.originPrefix.count)) : url.path
+        }
+    }
+#endif

@@ -1,0 +1,49 @@
+#if Serve
+    import AsyncHTTPClient
+    import Foundation
+    import Logging
+    import NIOCore
+    import NIOHTTP1
+
+    /// What every connection of one proxy shares: the origin, the cache chain, the origin client,
+    /// the fill coordinator, the metrics and the access log.
+    final class ProxyContext: Sendable {
+        let origin: URL
+        /// The origin's URL without a trailing slash, that request targets are appended to.
+        let originPrefix: String
+        let store: ResponseStore
+        let client: HTTPClient
+        let fills = FillCoordinator()
+        let metrics: ProxyMetrics
+        let accessLog: AccessLog?
+        let logger: Logger
+        let originTimeout: TimeAmount
+        /// Responses whose bodies are longer are streamed through but not stored.
+        let maximumStoredBody: Int
+        let spoolDirectory: URL
+
+        init(
+            origin: URL, store: ResponseStore, client: HTTPClient, metrics: ProxyMetrics, accessLog: AccessLog?,
+            logger: Logger, originTimeout: TimeAmount, maximumStoredBody: Int, spoolDirectory: URL
+        ) {
+            self.origin = origin
+            var prefix = origin.absoluteString
+            while prefix.hasSuffix("/") { prefix.removeLast() }
+            self.originPrefix = prefix
+            self.store = store
+            self.client = client
+            self.metrics = metrics
+            self.accessLog = accessLog
+            self.logger = logger
+            self.originTimeout = originTimeout
+            self.maximumStoredBody = maximumStoredBody
+            self.spoolDirectory = spoolDirectory
+        }
+
+        /// Records a finished exchange in the metrics and the access log.
+        func finished(_ record: ExchangeRecord) {
+            metrics.record(record)
+            accessLog?.write(record)
+        }
+    }
+#endif

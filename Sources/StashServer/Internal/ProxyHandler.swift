@@ -1,0 +1,240 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// Serves one client connection: answers fresh memory-tier hits on the event loop, with the stored
+    /// headers and body buffer and no copy, and hands every other request to an ``Exchange`` task.
+    ///
+    /// It also enforces the connection's header-time and idle limits, and finishes the current
+    /// response before closing when the server drains.
+    final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        /// Tells a connection that the server is shutting down.
+        struct Drain: Sendable {}
+
+        private enum State {
+            /// Waiting for a request head.
+            case idle
+            /// A request being answered: its body goes to `body` (if any) until its end.
+            case busy(body: RequestBody.Sequence.Source?, requestEnded: Bool, responseEnded: Bool)
+        }
+
+        private let context: ProxyContext
+        private let limits: ConnectionLimits
+        private let activity: ConnectionActivity
+        private var state = State.idle
+        private var draining = false
+        private var timer: Scheduled<Void>?
+        private var idleSince = NIODeadline.now()
+        private var clientAddress = "-"
+
+        init(context: ProxyContext, limits: ConnectionLimits, activity: ConnectionActivity) {
+            self.context = context
+            self.limits = limits
+            self.activity = activity
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            clientAddress = context.channel.remoteAddress?.ipAddress ?? "-"
+            if context.channel.isActive { enterIdle(context: context) }
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            enterIdle(context: context)
+            context.fireChannelActive()
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            timer?.cancel()
+            if case .busy(let body, let requestEnded, _) = state, !requestEnded {
+                body?.finish(ChannelError.eof)
+            }
+            context.fireChannelInactive()
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is Drain {
+                draining = true
+                if case .idle = state { context.close(promise: nil) }
+                return
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                timer?.cancel()
+                timer = nil
+                receive(head, context: context)
+            case .body(let buffer):
+                guard case .busy(let body, false, _) = state, let body else { return }
+                if body.yield(buffer) == .stopProducing {
+                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                }
+            case .end:
+                guard case .busy(let body, _, let responseEnded) = state else { return }
+                body?.finish()
+                state = .busy(body: nil, requestEnded: true, responseEnded: responseEnded)
+                if responseEnded { exchangeEnded(context: context) }
+            }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            guard case .idle = state, context.channel.isActive else {
+                context.close(promise: nil)
+                return
+            }
+            // A request head the decoder refused: answer it (RFC 9110 §15.5.1, RFC 6585 §5) and close.
+            let status: HTTPResponseStatus =
+                (error as? HTTPParserError) == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+            respondAndClose(status, context: context)
+        }
+
+        // MARK: - Requests
+
+        private func receive(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+            let keepAlive = head.isKeepAlive && !draining
+            var record = ExchangeRecord(
+                method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
+            if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
+                state = .busy(body: nil, requestEnded: false, responseEnded: true)
+                self.context.finished(record)
+                if !keepAlive { context.close(promise: nil) }
+                return
+            }
+            let hasBody =
+                head.headers.contains(name: "content-length") && head.headers.first(name: "content-length") != "0"
+                || head.headers.contains(name: "transfer-encoding")
+            var body: RequestBody?
+            var source: RequestBody.Sequence.Source?
+            if hasBody { (body, source) = RequestBody.make(channel: context.channel) }
+            state = .busy(body: source, requestEnded: false, responseEnded: false)
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            let proxy = self.context
+            let writer = ResponseWriter(
+                channel: context.channel,
+                completion: { record in
+                    proxy.finished(record)
+                    eventLoop.execute {
+                        let (handler, context) = loopBound.value
+                        handler.responseEnded(context: context)
+                    }
+                }, keepAlive: keepAlive, isHead: head.method == .HEAD, record: record)
+            Task {
+                var exchange = Exchange(head: head, body: body, context: proxy, writer: writer)
+                await exchange.run()
+            }
+        }
+
+        /// Writes a fresh memory-tier hit at once; `false` when the memory tier cannot answer.
+        private func serveFromMemory(
+            _ head: HTTPRequestHead, _ keepAlive: Bool, _ record: inout ExchangeRecord, _ context: ChannelHandlerContext
+        ) -> Bool {
+            let store = self.context.store
+            let base = store.baseKey(target: head.uri)
+            guard let stored = store.memoryHit(base: base, requestHeaders: head.headers), let body = stored.body else {
+                return false
+            }
+            let now = Date()
+            guard
+                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
+            else {
+                return false
+            }
+            var headers: HTTPHeaders
+            if head.version == .http1_1 {
+                headers = stored.servedHeaders
+                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+            } else {
+                headers = stored.headers
+                headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+                ProxyHeaders.addVia(to: &headers, version: head.version)
+            }
+            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+            let responseHead = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: stored.status), headers: headers)
+            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+            if head.method != .HEAD, body.readableBytes > 0 {
+                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                record.bytes = body.readableBytes
+            }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            record.status = stored.status
+            record.cacheStatus = .hit
+            record.tier = .memory
+            return true
+        }
+
+        private func responseEnded(context: ChannelHandlerContext) {
+            guard case .busy(let body, let requestEnded, _) = state else { return }
+            state = .busy(body: body, requestEnded: requestEnded, responseEnded: true)
+            if requestEnded { exchangeEnded(context: context) }
+        }
+
+        private func exchangeEnded(context: ChannelHandlerContext) {
+            state = .idle
+            if draining {
+                context.close(promise: nil)
+                return
+            }
+            enterIdle(context: context)
+        }
+
+        // MARK: - Limits
+
+        private func enterIdle(context: ChannelHandlerContext) {
+            idleSince = .now()
+            activity.headStarted = nil
+            schedule(after: limits.headerTimeout, context: context)
+        }
+
+        private func schedule(after delay: TimeAmount, context: ChannelHandlerContext) {
+            timer?.cancel()
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            timer = context.eventLoop.scheduleTask(in: delay) {
+                let (handler, context) = loopBound.value
+                handler.checkLimits(context: context)
+            }
+        }
+
+        /// Slowloris: a head that takes longer than the header timeout gets a 408; a connection idle
+        /// for longer than the idle timeout is closed.
+        private func checkLimits(context: ChannelHandlerContext) {
+            guard case .idle = state, context.channel.isActive else { return }
+            let now = NIODeadline.now()
+            if let started = activity.headStarted {
+                let remaining = started + limits.headerTimeout - now
+                if remaining <= .zero {
+                    respondAndClose(.requestTimeout, context: context)
+                } else {
+                    schedule(after: remaining, context: context)
+                }
+                return
+            }
+            let remaining = idleSince + limits.idleTimeout - now
+            if remaining <= .zero {
+                context.close(promise: nil)
+            } else {
+                schedule(after: min(remaining, limits.headerTimeout), context: context)
+            }
+        }
+
+        /// Answers a head that never became a request, below the HTTP handlers (which only answer
+        /// requests), then closes the connection.
+        private func respondAndClose(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
+            state = .busy(body: nil, requestEnded: true, responseEnded: true)
+            timer?.cancel()
+            activity.sendAndClose(
+                "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+            var record = ExchangeRecord(
+                method: "-", target: "-", version: .http1_1, client: clientAddress)
+            record.status = Int(status.code)
+            self.context.finished(record)
+        }
+    }
+#endif

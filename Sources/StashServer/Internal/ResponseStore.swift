@@ -1,0 +1,312 @@
+#if Serve
+    import Foundation
+    import Logging
+    import NIOCore
+    import NIOHTTP1
+    import Stash
+
+    /// The proxy's cache chain, memory → disk → shared, with its key scheme.
+    ///
+    /// A URL's responses live under a base key, `serve ORIGIN TARGET`. A response with `Vary` lives under
+    /// a variant key made of the base key, the URL's variant generation and the request's values of the
+    /// `Vary` fields; a marker under `serve-vary BASE` records the field names and the generation, so that
+    /// several variants of one URL are kept side by side (RFC 9111 §4.1). Invalidating a URL removes its
+    /// base entry and its marker: the old generation's variants are then unreachable and age out.
+    final class ResponseStore: Sendable {
+        /// Which tier answered a lookup.
+        enum Tier: String, Sendable {
+            case memory
+            case disk
+            case shared
+        }
+
+        /// A stored response found by ``lookUp(base:requestHeaders:)``.
+        struct Found: Sendable {
+            var response: CachedResponse
+            var tier: Tier
+            var key: String
+            /// The disk-tier file holding the body, for a body too large for memory.
+            var file: URL?
+        }
+
+        struct VaryMarker: Sendable, Equatable {
+            var names: [String]
+            var generation: String
+        }
+
+        let memory: MemoryCache<String, CachedResponse>
+        let disk: DiskCache?
+        let shared: (any SharedTier)?
+        /// Bodies up to this length are kept in the memory tier.
+        let memoryItemLimit: Int
+        /// Bodies up to this length are written to the shared tier.
+        let sharedItemLimit: Int
+        let logger: Logger
+        private let origin: String
+        /// Base key → the URL's `Vary` marker; `nil` value: known to have none.
+        private let markers = LockedValue([String: VaryMarker?]())
+
+        init(
+            origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
+            logger: Logger
+        ) {
+            self.origin = origin.absoluteString
+            self.memoryItemLimit = max(0, memoryLimit / 8)
+            self.memory = MemoryCache(
+                costLimit: memoryLimit, entryCostLimitRatio: 0.125, cost: { $0.bodyLength + 512 })
+            self.disk = disk
+            self.shared = shared
+            self.sharedItemLimit = sharedItemLimit
+            self.logger = logger
+        }
+
+        /// The base key of a request target (path and query).
+        func baseKey(target: String) -> String { "serve \(origin) \(target)" }
+
+        // MARK: - Lookup
+
+        /// The memory tier's response for a request, without suspending: the hit path.
+        ///
+        /// - Complexity: O(1) plus the `Vary` fields' values.
+        func memoryHit(base: String, requestHeaders: HTTPHeaders) -> CachedResponse? {
+            let marker: VaryMarker?
+            switch markers.withLock({ $0[base] }) {
+            case .none: marker = nil
+            case .some(let known): marker = known
+            }
+            let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
+            guard let response = memory.value(forKey: key), matches(response, requestHeaders) else { return nil }
+            return response
+        }
+
+        /// The response stored for a request in any tier, filling the tiers above the one that had it.
+        func lookUp(base: String, requestHeaders: HTTPHeaders) async -> Found? {
+            let marker = await varyMarker(base: base)
+            let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
+            if let response = memory.value(forKey: key), matches(response, requestHeaders) {
+                return Found(response: response, tier: .memory, key: key)
+            }
+            if let found = diskLookUp(key: key), matches(found.response, requestHeaders) { return found }
+            if let response = await sharedLookUp(key: key), matches(response, requestHeaders) {
+                fill(response, key: key, fromShared: true)
+                return Found(response: response, tier: .shared, key: key)
+            }
+            return nil
+        }
+
+        private func diskLookUp(key: String) -> Found? {
+            guard let disk else { return nil }
+            do {
+                guard let attributes = try disk.attributes(forKey: key) else { return nil }
+                if attributes.size <= memoryItemLimit {
+                    guard let data = try disk.data(forKey: key), data.count == attributes.size,
+                        try disk.attributes(forKey: key)?.created == attributes.created,
+                        let response = CachedResponse(
+                            metadata: attributes.metadata, body: ByteBuffer(bytes: data), bodyLength: data.count)
+                    else { return nil }
+                    memory.setValue(response, forKey: key)
+                    return Found(response: response, tier: .disk, key: key)
+                }
+                guard let file = try disk.fileURL(forKey: key),
+                    try disk.attributes(forKey: key)?.created == attributes.created,
+                    let response = CachedResponse(metadata: attributes.metadata, body: nil, bodyLength: attributes.size)
+                else { return nil }
+                return Found(response: response, tier: .disk, key: key, file: file)
+            } catch {
+                logger.warning("disk tier lookup of '\(key)' failed: \(error)")
+                return nil
+            }
+        }
+
+        private func sharedLookUp(key: String) async -> CachedResponse? {
+            guard let shared else { return nil }
+            do {
+                guard let entry = try await shared.entry(forKey: key) else { return nil }
+                var buffer = ByteBufferAllocator().buffer(capacity: entry.body.count)
+                buffer.writeBytes(entry.body)
+                return CachedResponse(metadata: entry.metadata, body: buffer, bodyLength: entry.body.count)
+            } catch {
+                // A shared tier that fails is a miss (see SharedTier); the origin answers instead.
+                logger.warning("shared tier lookup of '\(key)' failed: \(error)")
+                return nil
+            }
+        }
+
+        private func matches(_ response: CachedResponse, _ requestHeaders: HTTPHeaders) -> Bool {
+            for (name, value) in response.varyValues where Self.fieldValue(name, in: requestHeaders) != value {
+                return false
+            }
+            return true
+        }
+
+        // MARK: - Vary
+
+        private func varyMarker(base: String) async -> VaryMarker? {
+            if case .some(let known) = markers.withLock({ $0[base] }) { return known }
+            let key = "serve-vary \(base)"
+            var metadata: DiskCache.Metadata?
+            if let disk {
+                metadata = (try? await disk.attributes(forKey: key))?.metadata
+            }
+            if metadata == nil, let shared {
+                metadata = (try? await shared.entry(forKey: key))?.metadata
+            }
+            let marker = metadata.flatMap { metadata -> VaryMarker? in
+                guard let names = metadata.extra["serve.vary-names"],
+                    let generation = metadata.extra["serve.generation"]
+                else { return nil }
+                return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
+            }
+            markers.withLock { $0[base] = .some(marker) }
+            return marker
+        }
+
+        private func variantKey(base: String, marker: VaryMarker, requestHeaders: HTTPHeaders) -> String {
+            var key = base + "\n" + marker.generation
+            for name in marker.names {
+                key += "\n" + name + ":" + Self.fieldValue(name, in: requestHeaders)
+            }
+            return key
+        }
+
+        /// A request field's value as `Vary` compares it: the field lines joined, whitespace trimmed.
+        static func fieldValue(_ name: String, in headers: HTTPHeaders) -> String {
+            headers[canonicalForm: name].map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        }
+
+        /// The `Vary` field names of a response, lower-cased and sorted.
+        static func varyNames(_ headers: HTTPHeaders) -> [String] {
+            Array(Set(headers[canonicalForm: "vary"].map { $0.lowercased() }.filter { !$0.isEmpty })).sorted()
+        }
+
+        /// The key a new response for a request is stored under; creates the URL's marker when the
+        /// response varies on new fields.
+        func storageKey(base: String, requestHeaders: HTTPHeaders, responseHeaders: HTTPHeaders) async -> String {
+            let names = Self.varyNames(responseHeaders)
+            let current = await varyMarker(base: base)
+            if names.isEmpty {
+                if current != nil { await removeMarker(base: base) }
+                return base
+            }
+            if let current, current.names == names {
+                return variantKey(base: base, marker: current, requestHeaders: requestHeaders)
+            }
+            let marker = VaryMarker(names: names, generation: UUID().uuidString.lowercased())
+            markers.withLock { $0[base] = .some(marker) }
+            let metadata = DiskCache.Metadata(extra: [
+                "serve.vary-names": names.joined(separator: ","), "serve.generation": marker.generation,
+            ])
+            let key = "serve-vary \(base)"
+            do {
+                try await disk?.store(Data(), forKey: key, metadata: metadata)
+            } catch {
+                logger.warning("could not store the Vary marker of '\(base)': \(error)")
+            }
+            if let shared {
+                do {
+                    try await shared.store(SharedEntry(key: key, body: Data(), metadata: metadata))
+                } catch {
+                    logger.warning("could not share the Vary marker of '\(base)': \(error)")
+                }
+            }
+            return variantKey(base: base, marker: marker, requestHeaders: requestHeaders)
+        }
+
+        private func removeMarker(base: String) async {
+            markers.withLock { $0[base] = .some(nil) }
+            let key = "serve-vary \(base)"
+            do { try await disk?.removeData(forKey: key) } catch {
+                logger.warning("could not remove '\(key)': \(error)")
+            }
+            if let shared {
+                do { try await shared.removeEntry(forKey: key) } catch {
+                    logger.warning("could not remove '\(key)' from the shared tier: \(error)")
+                }
+            }
+        }
+
+        // MARK: - Storing
+
+        /// Keeps a response whose whole body is `body` in every tier.
+        func store(_ response: CachedResponse, key: String) async {
+            fill(response, key: key, fromShared: false)
+            if let shared, let body = response.body, body.readableBytes <= sharedItemLimit {
+                do {
+                    try await shared.store(
+                        SharedEntry(
+                            key: key, body: Data(body.readableBytesView), metadata: response.metadata,
+                            expires: nil))
+                } catch {
+                    logger.warning("could not write '\(key)' to the shared tier: \(error)")
+                }
+            }
+        }
+
+        /// Keeps a response whose body is the file at `file` (moved into the disk tier).
+        func store(_ response: CachedResponse, key: String, bodyFile file: URL) async {
+            _ = memory.removeValue(forKey: key)
+            guard let disk else { return }
+            do {
+                try await disk.store(fileAt: file, forKey: key, moving: true, metadata: response.metadata)
+            } catch {
+                logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+            if let shared, response.bodyLength <= sharedItemLimit, let data = try? await disk.data(forKey: key) {
+                do {
+                    try await shared.store(SharedEntry(key: key, body: data, metadata: response.metadata))
+                } catch {
+                    logger.warning("could not write '\(key)' to the shared tier: \(error)")
+                }
+            }
+        }
+
+        private func fill(_ response: CachedResponse, key: String, fromShared: Bool) {
+            if response.bodyLength <= memoryItemLimit {
+                memory.setValue(response, forKey: key)
+            } else {
+                _ = memory.removeValue(forKey: key)
+            }
+            guard let disk, let body = response.body else { return }
+            do {
+                try disk.store(Data(body.readableBytesView), forKey: key, metadata: response.metadata)
+            } catch {
+                // The response is still served; only the disk copy is missing.
+                logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+        }
+
+        /// Replaces a stored response's headers after a `304` (RFC 9111 §4.3.4), keeping its body.
+        func update(_ response: CachedResponse, key: String) async {
+            if response.body != nil, response.bodyLength <= memoryItemLimit {
+                memory.setValue(response, forKey: key)
+            }
+            do {
+                _ = try disk?.updateMetadata(response.metadata, forKey: key)
+            } catch {
+                logger.warning("could not update '\(key)' on disk: \(error)")
+            }
+            if let shared {
+                do {
+                    _ = try await shared.updateMetadata(response.metadata, expires: nil, forKey: key)
+                } catch {
+                    logger.warning("could not update '\(key)' in the shared tier: \(error)")
+                }
+            }
+        }
+
+        /// Removes every stored response of a URL (RFC 9111 §4.4).
+        func invalidate(base: String) async {
+            _ = memory.removeValue(forKey: base)
+            do { try await disk?.removeData(forKey: base) } catch {
+                logger.warning("could not remove '\(base)': \(error)")
+            }
+            if let shared {
+                do { try await shared.removeEntry(forKey: base) } catch {
+                    logger.warning("could not remove '\(base)' from the shared tier: \(error)")
+                }
+            }
+            await removeMarker(base: base)
+            markers.withLock { $0[base] = nil }
+        }
+    }
+#endif

@@ -1,0 +1,95 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
+    /// Writes one response to a client connection from a task off the event loop, waiting for each
+    /// body chunk to reach the socket before the next: a slow client slows the origin read down
+    /// instead of making the proxy buffer the body.
+    struct ResponseWriter: Sendable {
+        let channel: any Channel
+        let completion: @Sendable (ExchangeRecord) -> Void
+        /// Whether the connection stays open after this response.
+        let keepAlive: Bool
+        let isHead: Bool
+        var record: ExchangeRecord
+
+        /// Sends the response head.
+        mutating func head(status: Int, headers: HTTPHeaders) async throws {
+            var headers = headers
+            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+            record.status = status
+            let head = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+            record.headSent = true
+            try await channel.writeAndFlush(HTTPServerResponsePart.head(head))
+        }
+
+        /// Sends a part of the body and waits until the socket took it.
+        mutating func body(_ buffer: ByteBuffer) async throws {
+            guard !isHead, buffer.readableBytes > 0 else { return }
+            record.bytes += buffer.readableBytes
+            try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)))
+        }
+
+        /// Sends `length` bytes of the file at `url` with `sendfile`, without reading it into memory.
+        mutating func body(fileAt url: URL, length: Int) async throws {
+            guard !isHead, length > 0 else { return }
+            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+            record.bytes += length
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: length)
+            do {
+                try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            try handle.close()
+        }
+
+        /// Ends the response; the connection then serves its next request or closes.
+        func end() async {
+            let channel = channel
+            let keepAlive = keepAlive
+            do {
+                try await channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+            } catch {
+                channel.close(promise: nil)
+            }
+            if !keepAlive { channel.close(promise: nil) }
+            completion(record)
+        }
+
+        /// Ends an exchange that failed: a `502` when nothing was sent yet, else the connection is
+        /// closed (a truncated body must not look complete).
+        mutating func fail(status: Int, message: String) async {
+            if !record.headSent {
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+                headers.add(name: "Content-Length", value: String(message.utf8.count + 1))
+                do {
+                    try await head(status: status, headers: headers)
+                    try await body(ByteBuffer(string: message + "\n"))
+                } catch {}
+                await end()
+                return
+            }
+            record.status = record.status ?? status
+            channel.close(promise: nil)
+            completion(record)
+        }
+    }
+
+    /// Failures of an exchange that the proxy reports itself.
+    enum ServeFailure: Error {
+        case storedFileVanished
+    }
+#endif

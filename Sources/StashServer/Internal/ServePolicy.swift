@@ -1,0 +1,104 @@
+#if Serve
+    import Foundation
+    import NIOHTTP1
+    import StashHTTP
+
+    /// The proxy's use of StashHTTP's ``HTTPCachePolicy`` of the shared kind: every caching decision
+    /// `stash serve` makes goes through here, translated between NIO's `HTTPHeaders` and the policy's
+    /// `HTTPFields`.
+    enum ServePolicy {
+        /// The shared-cache policy (RFC 9111 with §3.5 and §5.2.2.7's shared-cache rules).
+        static let policy = HTTPCachePolicy(kind: .shared)
+
+        /// Whether a stored response may be reused for a request (RFC 9111 §4).
+        enum Reuse: Equatable {
+            case fresh
+            case stale
+            case revalidate
+            case unusable
+            case onlyIfCachedMiss
+        }
+
+        static func fields(_ headers: HTTPHeaders) -> HTTPFields {
+            HTTPFields(headers.map { ($0.name, $0.value) })
+        }
+
+        static func headers(_ fields: HTTPFields) -> HTTPHeaders {
+            HTTPHeaders(fields.map { ($0.name, $0.value) })
+        }
+
+        /// The headers to store for a response, or `nil` when a shared cache must not store it (§3).
+        static func storableHeaders(
+            method: HTTPMethod, requestHeaders: HTTPHeaders, status: Int, responseHeaders: HTTPHeaders
+        ) -> HTTPHeaders? {
+            policy.storableHeaders(
+                method: method.rawValue, requestHeaders: fields(requestHeaders), status: status,
+                responseHeaders: fields(responseHeaders)
+            ).map(headers)
+        }
+
+        /// Whether a body of `length` bytes is the whole body the headers announce (§3.3).
+        static func isComplete(bodyLength: Int, responseHeaders: HTTPHeaders) -> Bool {
+            policy.isComplete(bodyLength: bodyLength, responseHeaders: fields(responseHeaders))
+        }
+
+        /// The request's values of the fields a response's `Vary` names (§4.1).
+        static func varyingRequestHeaders(responseHeaders: HTTPHeaders, requestHeaders: HTTPHeaders) -> HTTPFields {
+            policy.varyingRequestHeaders(
+                responseHeaders: fields(responseHeaders), requestHeaders: fields(requestHeaders))
+        }
+
+        /// The `Age` value to send (§5.1).
+        static func ageValue(_ stored: CachedResponse, now: Date) -> String {
+            // §4.2.3: current_age = corrected_initial_age + resident_time.
+            let resident = max(0, now.timeIntervalSince(stored.responseTime))
+            return HTTPCachePolicy.ageHeaderValue(stored.initialAge + .milliseconds(Int(resident * 1000)))
+        }
+
+        /// When a request without directives of its own may take the stored response as fresh
+        /// (derived from the policy when the response is stored), or `nil` when it never may.
+        static func plainFreshUntil(_ stored: StoredResponse) -> Date? {
+            guard
+                case .fresh = policy.reuse(
+                    method: "GET", requestHeaders: HTTPFields(), stored: stored, now: stored.responseTime)
+            else { return nil }
+            let lifetime = policy.freshnessLifetime(of: stored)
+            let age = policy.currentAge(of: stored, now: stored.responseTime)
+            let remaining = lifetime - age
+            return stored.responseTime.addingTimeInterval(
+                Double(remaining.components.seconds) + Double(remaining.components.attoseconds) * 1e-18)
+        }
+
+        /// Whether `stored` may answer a request with `requestHeaders` (§4).
+        static func reuse(method: HTTPMethod = .GET, requestHeaders: HTTPHeaders, stored: CachedResponse, now: Date)
+            -> Reuse
+        {
+            // The hit path: a request with no directives of its own, before the precomputed instant.
+            if let until = stored.plainFreshUntil, now < until, stored.varyValues.isEmpty,
+                !requestHeaders.contains(name: "cache-control"), !requestHeaders.contains(name: "pragma")
+            {
+                return .fresh
+            }
+            switch policy.reuse(
+                method: method.rawValue, requestHeaders: fields(requestHeaders), stored: stored.stored, now: now)
+            {
+            case .fresh: return .fresh
+            case .stale: return .stale
+            case .revalidate: return .revalidate
+            case .unusable: return .unusable
+            case .onlyIfCachedMiss: return .onlyIfCachedMiss
+            }
+        }
+
+        /// The stored headers updated with a `304 Not Modified`'s (§4.3.4).
+        static func headersAfterNotModified(stored: HTTPHeaders, notModified: HTTPHeaders) -> HTTPHeaders {
+            headers(policy.headersAfterNotModified(stored: fields(stored), notModified: fields(notModified)))
+        }
+
+        /// The URLs whose stored responses an unsafe request's response invalidates (§4.4).
+        static func invalidatedURLs(method: HTTPMethod, url: URL, status: Int, responseHeaders: HTTPHeaders) -> [URL] {
+            policy.invalidatedURLs(
+                method: method.rawValue, requestURL: url, status: status, responseHeaders: fields(responseHeaders))
+        }
+    }
+#endif

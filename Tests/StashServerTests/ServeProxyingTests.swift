@@ -1,0 +1,130 @@
+#if Serve
+    import Foundation
+    import Testing
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
+    /// `stash serve` forwards as a proxy must (RFC 9110 §7.6) and fails clearly at start-up.
+    @Suite(.serialized)
+    struct ServeProxyingTests {
+        /// RFC 9110 §7.6.1 and §7.6.3: hop-by-hop fields (and those `Connection` names) are dropped in
+        /// both directions; `Via` is added in both; end-to-end fields pass.
+        @Test func dropsHopByHopFieldsAndAddsVia() async throws {
+            try await withProxy { origin, proxy in
+                origin.set(
+                    "/h",
+                    Origin.Reply(
+                        headers: [
+                            ("Connection", "X-Origin-Hop"), ("X-Origin-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                            ("X-End", "kept"), ("Cache-Control", "no-store"),
+                        ], body: Data("ok".utf8)))
+                let response = try await RawHTTP.request(
+                    port: proxy.port, "/h",
+                    headers: [
+                        ("Connection", "X-Client-Hop"), ("X-Client-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                        ("TE", "trailers"), ("Upgrade", "websocket"), ("Proxy-Authorization", "Basic x"),
+                        ("X-Client-End", "kept"),
+                    ])
+                let received = try #require(origin.requests("/h").first)
+                for name in ["x-client-hop", "keep-alive", "te", "upgrade", "proxy-authorization"] {
+                    #expect(received.header(name) == nil, "\(name) reached the origin")
+                }
+                #expect(received.header("x-client-end") == "kept")
+                #expect(received.header("via") == "1.1 stash")
+                #expect(response.header("x-origin-hop") == nil)
+                #expect(response.header("keep-alive") == nil)
+                #expect(response.header("x-end") == "kept")
+                #expect(response.header("via") == "1.1 stash")
+            }
+        }
+
+        /// Every method is forwarded with its body.
+        @Test func forwardsMethodsAndRequestBodies() async throws {
+            try await withProxy { origin, proxy in
+                origin.route("/echo") { request, _ in
+                    Origin.Reply(headers: [("X-Method", request.method)], body: request.body)
+                }
+                let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+                for method in ["POST", "PUT", "PATCH", "DELETE"] {
+                    let response = try await RawHTTP.request(port: proxy.port, method: method, "/echo", body: payload)
+                    #expect(response.status == 200)
+                    #expect(response.header("x-method") == method)
+                    #expect(response.body == payload)
+                }
+                #expect(origin.count("/echo") == 4)
+            }
+        }
+
+        /// Pipelined requests on one connection are answered in order (RFC 9112 §9.3.2).
+        @Test func answersPipelinedRequestsInOrder() async throws {
+            try await withProxy { origin, proxy in
+                for name in ["one", "two", "three"] {
+                    origin.set(
+                        "/\(name)",
+                        Origin.Reply(headers: [("Cache-Control", "max-age=60")], body: Data(name.utf8)))
+                }
+                _ = try await RawHTTP.request(port: proxy.port, "/two")  // one hit among misses
+                var raw = ""
+                for name in ["one", "two", "three"] {
+                    raw += "GET /\(name) HTTP/1.1\r\nHost: x\r\n\r\n"
+                }
+                raw += "GET /one HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                let responses = RawHTTP.parse(try await RawHTTP.exchange(port: proxy.port, send: Data(raw.utf8)))
+                #expect(responses.map(\.text) == ["one", "two", "three", "one"])
+            }
+        }
+
+        /// A bad origin URL is a usage error that names it.
+        @Test func badOriginURLIsAUsageError() async throws {
+            let proxy = try? await ServeProcess.start(["--origin", "not a url"])
+            #expect(proxy == nil)
+            let process = Process()
+            process.executableURL = try ServeProcess.executable
+            process.arguments = ["serve", "--origin", "ftp://example/x", "--listen", "127.0.0.1:0"]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = Pipe()
+            try process.run()
+            process.waitUntilExit()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 64)
+            #expect(message.contains("ftp://example/x"))
+        }
+
+        /// A port already in use, and an origin that cannot be reached, fail at start-up with a message
+        /// that says so.
+        @Test func portInUseAndUnreachableOriginFailAtStartUp() async throws {
+            try await withProxy { origin, proxy in
+                let second = Process()
+                second.executableURL = try ServeProcess.executable
+                second.arguments = ["serve", "--origin", origin.url, "--listen", "127.0.0.1:\(proxy.port)"]
+                let errors = Pipe()
+                second.standardError = errors
+                second.standardOutput = Pipe()
+                try second.run()
+                second.waitUntilExit()
+                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                #expect(second.terminationStatus != 0)
+                #expect(message.contains("already in use"))
+            }
+            let closedPort = try await freePort()
+            do {
+                _ = try await ServeProcess.start(["--origin", "http://127.0.0.1:\(closedPort)"])
+                Issue.record("started with an unreachable origin")
+            } catch {
+                #expect("\(error)".contains("Cannot reach the origin"))
+            }
+        }
+
+        private func freePort() async throws -> Int {
+            let origin = try await Origin.start()
+            let port = Int(origin.port)
+            await origin.stop()
+            return port
+        }
+    }
+#endif

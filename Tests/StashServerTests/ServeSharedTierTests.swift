@@ -1,0 +1,78 @@
+#if Serve
+    import Foundation
+    import Testing
+
+    /// Two `stash serve` instances on one real PostgreSQL shared tier (run under
+    /// `scripts/postgres run -- swift test …`, which sets `STASH_POSTGRES_URL`).
+    @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] != nil))
+    struct ServeSharedTierTests {
+        static var databaseURL: String { ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] ?? "" }
+
+        /// Runs `body` with one origin and two proxies that share the database but no local tier.
+        func withTwoProxies(_ body: (Origin, ServeProcess, ServeProcess) async throws -> Void) async throws {
+            let origin = try await Origin.start()
+            var started: [ServeProcess] = []
+            do {
+                for _ in 0..<2 {
+                    started.append(
+                        try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL]))
+                }
+                try await body(origin, started[0], started[1])
+            } catch {
+                for proxy in started { await proxy.stop() }
+                await origin.stop()
+                throw error
+            }
+            for proxy in started { await proxy.stop() }
+            await origin.stop()
+        }
+
+        /// RFC 9111 §3.5 and §5.2.2.7: user A's `private` response is never served to user B through
+        /// the shared tier.
+        @Test func privateResponseOfOneInstanceIsNotServedByTheOther() async throws {
+            try await withTwoProxies { origin, a, b in
+                origin.route("/me") { request, _ in
+                    Origin.Reply(
+                        headers: [("Cache-Control", "private, max-age=600")],
+                        body: Data((request.header("x-user") ?? "?").utf8))
+                }
+                let alice = try await RawHTTP.request(port: a.port, "/me", headers: [("X-User", "alice")])
+                let bob = try await RawHTTP.request(port: b.port, "/me", headers: [("X-User", "bob")])
+                #expect(alice.text == "alice")
+                #expect(bob.text == "bob")
+                #expect(origin.count("/me") == 2)
+            }
+        }
+
+        /// RFC 9111 §3.5: a response to A's `Authorization` request is never served to B.
+        @Test func authorizedResponseOfOneInstanceIsNotServedByTheOther() async throws {
+            try await withTwoProxies { origin, a, b in
+                origin.route("/account") { request, _ in
+                    Origin.Reply(
+                        headers: [("Cache-Control", "max-age=600")],
+                        body: Data((request.header("authorization") ?? "none").utf8))
+                }
+                let alice = try await RawHTTP.request(
+                    port: a.port, "/account", headers: [("Authorization", "Bearer a")])
+                let bob = try await RawHTTP.request(port: b.port, "/account", headers: [("Authorization", "Bearer b")])
+                #expect(alice.text == "Bearer a")
+                #expect(bob.text == "Bearer b")
+                #expect(origin.count("/account") == 2)
+            }
+        }
+
+        /// A `public` response fetched by A is served by B from the shared tier (RFC 9111 §3).
+        @Test func publicResponseIsSharedBetweenInstances() async throws {
+            try await withTwoProxies { origin, a, b in
+                origin.set(
+                    "/shared",
+                    Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data("fleet".utf8)))
+                _ = try await RawHTTP.request(port: a.port, "/shared")
+                let fromB = try await RawHTTP.request(port: b.port, "/shared")
+                #expect(fromB.text == "fleet")
+                #expect(fromB.header("age") != nil)
+                #expect(origin.count("/shared") == 1)
+            }
+        }
+    }
+#endif

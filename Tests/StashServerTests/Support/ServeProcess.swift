@@ -1,0 +1,159 @@
+#if Serve
+    import Foundation
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
+    /// `stash serve` running as a child process on a port the system picks.
+    final class ServeProcess: Sendable {
+        struct Failure: Error, CustomStringConvertible { var description: String }
+
+        let process: Process
+        let port: Int
+        let metricsPort: Int?
+        private let output: Locked<Data>
+        private let errors: Locked<Data>
+
+        private init(process: Process, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>) {
+            self.process = process
+            self.port = port
+            self.metricsPort = metricsPort
+            self.output = output
+            self.errors = errors
+        }
+
+        /// The built `stash` binary, next to the test bundle.
+        static var executable: URL {
+            get throws {
+                var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                    .deletingLastPathComponent()
+                for _ in 0..<5 {
+                    let candidate = directory.appendingPathComponent("stash")
+                    if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                    directory.deleteLastPathComponent()
+                }
+                throw Failure(description: "the stash executable was not found near \(CommandLine.arguments[0])")
+            }
+        }
+
+        /// Starts `stash serve ARGUMENTS --listen 127.0.0.1:0` and waits for its "listening on" line.
+        static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
+            let process = Process()
+            process.executableURL = try executable
+            process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let outPipe = Pipe()
+            let errPipe = Pipe()
+            process.standardOutput = outPipe
+            process.standardError = errPipe
+            let output = Locked(Data())
+            let errors = Locked(Data())
+            let ready = AsyncStream<String>.makeStream()
+            outPipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    ready.continuation.finish()
+                    return
+                }
+                let text = output.withLock { output -> String in
+                    output.append(data)
+                    return String(decoding: output, as: UTF8.self)
+                }
+                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on") }) {
+                    ready.continuation.yield(String(line))
+                }
+            }
+            errPipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    return
+                }
+                errors.withLock { $0.append(data) }
+            }
+            process.terminationHandler = { _ in ready.continuation.finish() }
+            try process.run()
+            var line: String?
+            for await first in ready.stream {
+                line = first
+                break
+            }
+            guard let line else {
+                process.waitUntilExit()
+                errPipe.fileHandleForReading.readabilityHandler = nil
+                let rest = errPipe.fileHandleForReading.readDataToEndOfFile()
+                errors.withLock { $0.append(rest) }
+                let message = errors.withLock { String(decoding: $0, as: UTF8.self) }
+                throw Failure(description: "stash serve exited with \(process.terminationStatus): \(message)")
+            }
+            // "listening on 127.0.0.1:PORT[, metrics on 127.0.0.1:PORT]"
+            let ports = line.split(separator: ",").map { part in
+                Int(part.split(separator: ":").last.map(String.init) ?? "") ?? 0
+            }
+            return ServeProcess(
+                process: process, port: ports[0], metricsPort: ports.count > 1 ? ports[1] : nil, output: output,
+                errors: errors)
+        }
+
+        /// What the process wrote to standard error so far.
+        var standardError: String { errors.withLock { String(decoding: $0, as: UTF8.self) } }
+
+        /// What the process wrote to standard output so far.
+        var standardOutput: String { output.withLock { String(decoding: $0, as: UTF8.self) } }
+
+        /// Sends `signal` to the process.
+        func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+        /// Waits for the process to exit and returns its status.
+        func waitForExit() async -> Int32 {
+            let process = process
+            return await withCheckedContinuation { continuation in
+                Thread {
+                    process.waitUntilExit()
+                    continuation.resume(returning: process.terminationStatus)
+                }.start()
+            }
+        }
+
+        /// Stops the process (SIGTERM, then SIGKILL after 10 s) and waits for it.
+        func stop() async {
+            guard process.isRunning else { return }
+            signal(SIGTERM)
+            let pid = process.processIdentifier
+            let killer = Task {
+                try await Task.sleep(for: .seconds(10))
+                kill(pid, SIGKILL)
+            }
+            _ = await waitForExit()
+            killer.cancel()
+        }
+    }
+
+    /// Runs `body` with an origin and a `stash serve` in front of it, and stops both whatever happens.
+    func withProxy<T>(
+        _ arguments: [String] = [], _ body: (Origin, ServeProcess) async throws -> T
+    ) async throws -> T {
+        let origin = try await Origin.start()
+        let proxy: ServeProcess
+        do {
+            proxy = try await ServeProcess.start(["--origin", origin.url] + arguments)
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        do {
+            let result = try await body(origin, proxy)
+            await proxy.stop()
+            await origin.stop()
+            return result
+        } catch {
+            await proxy.stop()
+            await origin.stop()
+            throw error
+        }
+    }
+#endif
