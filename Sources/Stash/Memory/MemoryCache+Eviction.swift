@@ -25,11 +25,11 @@ extension MemoryCache.State {
         case .leastRecentlyUsed:
             bufferHit(slot)
         case .sieve:
-            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
         case .s3fifo:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
         case .adaptive:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
             bufferHit(slot)
         }
     }
@@ -88,14 +88,14 @@ extension MemoryCache.State {
         case .leastRecentlyUsed:
             storage.moveToFront(slot)
         case .sieve:
-            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
         case .s3fifo:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
         case .adaptive:
             // The key's fingerprint was stored with the entry: a hit neither copies nor hashes
             // the key.
             let node = storage.nodes[slot]
-            if node.frequency < Self.maximumFrequency { storage.nodes[slot].frequency = node.frequency + 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
             if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
             storage.admission.recordHit(node.fingerprint)
         }
@@ -156,8 +156,8 @@ extension MemoryCache.State {
         let none = MemoryCache.Storage.none
         guard storage.main.tail != none else { return nil }
         var slot = storage.hand == none ? storage.main.tail : storage.hand
-        while storage.nodes[slot].frequency != 0 {
-            storage.nodes[slot].frequency = 0
+        while storage.marks[slot].frequency != 0 {
+            storage.marks[slot].frequency = 0
             slot = storage.nodes[slot].previous
             if slot == none { slot = storage.main.tail }
         }
@@ -183,17 +183,17 @@ extension MemoryCache.State {
                 small.cost > Self.tenthRoundedUp(cost) || small.count > Self.tenthRoundedUp(count)
             if small.tail != none && (isSmallOverShare || storage.main.tail == none) {
                 let slot = small.tail
-                guard storage.nodes[slot].frequency > 0 else {
+                guard storage.marks[slot].frequency > 0 else {
                     storage.ghosts.append(storage.hash(at: slot), limit: storage.main.count)
                     return slot
                 }
-                storage.nodes[slot].frequency = 0
+                storage.marks[slot].frequency = 0
                 storage.moveToHeadOfMain(slot)
             } else if storage.main.tail != none {
                 let slot = storage.main.tail
-                let frequency = storage.nodes[slot].frequency
+                let frequency = storage.marks[slot].frequency
                 guard frequency > 0 else { return slot }
-                storage.nodes[slot].frequency = frequency - 1
+                storage.marks[slot].frequency = frequency - 1
                 storage.moveToFront(slot)
             } else {
                 return nil
