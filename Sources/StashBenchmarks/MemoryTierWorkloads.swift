@@ -84,7 +84,8 @@ struct MemoryTierWorkloads {
             let parts = label.split(separator: "|")
             let threads = Int(parts[1])!
             let runs = samples[label]!
-            lines.append(Timing.jsonLine(workload: String(parts[0]), threads: threads, entries: entries, hits: hits, runs))
+            lines.append(
+                Timing.jsonLine(workload: String(parts[0]), threads: threads, entries: entries, hits: hits, runs))
         }
         return lines
     }

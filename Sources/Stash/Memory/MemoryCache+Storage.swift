@@ -116,8 +116,9 @@ extension MemoryCache {
         @usableFromInline var slots: [HashedKey: Int] = [:]
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
-        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first; see
-        /// ``MemoryCache/State/recordHit(_:)``. Only the first ``pendingCount`` are meaningful.
+        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
+        ///
+        /// See ``MemoryCache/State/recordHit(_:)``. Only the first ``pendingCount`` are meaningful.
         @usableFromInline var pendingHits: [Int] = []
         @usableFromInline var pendingCount = 0
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.

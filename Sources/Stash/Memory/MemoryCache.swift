@@ -180,7 +180,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func value(forKey key: Key) -> Value? {
         let key = HashedKey(key)
         var report = HitReport.none
-        return quickValue(forKey: key, reporting: false, &report) ?? valueOrExpiry(forKey: key, reporting: false, &report)
+        return quickValue(forKey: key, reporting: false, &report)
+            ?? valueOrExpiry(forKey: key, reporting: false, &report)
     }
 
     /// The hit path: one lookup under the shard's lock, without the clock and without the
