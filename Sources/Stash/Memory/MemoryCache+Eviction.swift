@@ -19,8 +19,12 @@ extension MemoryCache.State {
     /// (the adaptive policy bumps its CLOCK counter at once); the policy replays the buffer in
     /// order, in ``catchUp()``, when it is full and before anything else reads or changes the
     /// order, so every decision is the one the hits would have made one by one.
+    ///
+    /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
+    /// and keeps whether the entry is in the window in ``Storage/marks``, so that neither the
+    /// hit nor the replay of a main-queue hit reads the entry's node.
     @inlinable
-    mutating func recordHit(_ slot: Int) {
+    mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
             bufferHit(slot)
@@ -30,7 +34,8 @@ extension MemoryCache.State {
             if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
         case .adaptive:
             if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
-            bufferHit(slot)
+            // The slot in the low half, the fingerprint (the hash, truncated) in the high half.
+            bufferHit(slot | Int(truncatingIfNeeded: UInt64(UInt32(truncatingIfNeeded: hash)) << 32))
         }
     }
 
@@ -70,10 +75,10 @@ extension MemoryCache.State {
             for index in 0..<count { storage.moveToFront(storage.pendingHits[index]) }
         case .adaptive:
             for index in 0..<count {
-                let slot = storage.pendingHits[index]
-                let node = storage.nodes[slot]
-                if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
-                storage.admission.recordHit(node.fingerprint)
+                let packed = UInt64(UInt(bitPattern: storage.pendingHits[index]))
+                let slot = Int(packed & 0xFFFF_FFFF)
+                if storage.marks[slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+                storage.admission.recordHit(UInt32(truncatingIfNeeded: packed >> 32))
             }
         case .sieve, .s3fifo:
             break

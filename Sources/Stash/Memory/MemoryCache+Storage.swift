@@ -67,6 +67,8 @@ extension MemoryCache {
         /// Hits on the entry that a ``Cache`` has not yet handed to its disk tier (saturating);
         /// see ``MemoryCache/value(forKey:reportingHit:)``.
         @usableFromInline var unreportedHits: UInt8 = 0
+        /// A copy of ``Node/isInSmallQueue``, for the adaptive policy's replay of hits.
+        @usableFromInline var isInSmallQueue = false
 
         @inlinable
         init() {}
@@ -118,7 +120,7 @@ extension MemoryCache {
         @usableFromInline var expiringCount = 0
         /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
         ///
-        /// See ``MemoryCache/State/recordHit(_:)``. Only the first ``pendingCount`` are meaningful.
+        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
         @usableFromInline var pendingHits: [Int] = []
         @usableFromInline var pendingCount = 0
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
@@ -231,6 +233,7 @@ extension MemoryCache {
         @inlinable
         mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
             nodes[slot].isInSmallQueue = isSmall
+            marks[slot].isInSmallQueue = isSmall
             if isSmall {
                 Self.link(slot, atHeadOf: &small, nodes: &nodes)
             } else {
@@ -348,7 +351,9 @@ extension MemoryCache {
                     let node = nodes[slot]
                     guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
                     guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
-                    guard node.isInSmallQueue == isSmall else { return "slot \(slot) is in \(name) but not marked so" }
+                    guard node.isInSmallQueue == isSmall, marks[slot].isInSmallQueue == isSmall else {
+                        return "slot \(slot) is in \(name) but not marked so"
+                    }
                     let frequency = marks[slot].frequency
                     guard frequency <= 3 else { return "slot \(slot) has frequency \(frequency)" }
                     linked.insert(slot)

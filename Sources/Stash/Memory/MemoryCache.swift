@@ -199,7 +199,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             }
             if state.storage.expiringCount > 0 && state.storage.nodes[slot].expiry != nil { return nil }
             state.statistics.hits += 1
-            state.recordHit(slot)
+            state.recordHit(slot, hash: key.hash)
             if reporting { report = state.reportHit(slot) }
             return state.storage.value(at: slot)
         }
@@ -215,7 +215,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 return nil
             }
             state.statistics.hits += 1
-            state.recordHit(slot)
+            state.recordHit(slot, hash: key.hash)
             if reporting { report = state.reportHit(slot) }
             return state.storage.value(at: slot)
         }
