@@ -26,22 +26,22 @@ extension MemoryTierWorkloads {
         for (_, cache) in caches {
             for i in 0..<entries { cache.setValue(values[i], forKey: i) }
         }
-        var samples: [String: [Double]] = [:]
+        var samples: [String: [Timing]] = [:]
         for round in 0...runs {
             for (name, cache) in caches {
                 let start = now()
+                let cpuStart = threadCPUNanoseconds()
                 for key in keys { cache.setValue(values[key % entries], forKey: key) }
-                let elapsed = Double(now() - start) / Double(keys.count)
-                precondition(cache.totalCount == entries)
+                let elapsed = Timing(
+                    wall: Double(now() - start) / Double(keys.count),
+                    cpu: Double(threadCPUNanoseconds() - cpuStart) / Double(keys.count))
+                precondition(cache.totalCount <= entries)
                 if round > 0 { samples[name, default: []].append(elapsed) }
             }
             log("stash memory-tier sets round \(round) of \(runs)")
         }
         return caches.map { name, _ in
-            let runs = samples[name]!
-            return "{\"impl\": \"stash\", \"workload\": \"\(name)\", \"threads\": 1, \"entries\": \(entries), "
-                + "\"sets\": \(sets), \"median_ns_per_set\": \(String(format: "%.1f", runs.sorted()[runs.count / 2])), "
-                + "\"runs_ns\": [\(runs.map { String(format: "%.1f", $0) }.joined(separator: ", "))]}"
+            Timing.jsonLine(workload: name, threads: 1, entries: entries, hits: sets, samples[name]!)
         }
     }
 
@@ -55,7 +55,7 @@ extension MemoryTierWorkloads {
         }
         let names = (0..<entries).map { key($0) }
         let cacheKeys = names.map { CacheKey($0) }
-        let bare = MemoryCache<CacheKey, Data>(countLimit: entries, cost: { $0.count })
+        let bare = MemoryCache<CacheKey, Data>(countLimit: 2 * entries, cost: { $0.count })
         for i in 0..<entries { bare.setValue(values[i], forKey: cacheKeys[i]) }
         var state: UInt64 = 0xcace
         let picks = (0..<hits).map { _ in
@@ -64,11 +64,11 @@ extension MemoryTierWorkloads {
         }
         return try withScratchDirectory { dir in
             let cache = try Cache<Data>(
-                directory: dir, sizeLimit: .gigabytes(10), memoryCountLimit: entries, codec: .data)
+                directory: dir, sizeLimit: .gigabytes(10), memoryCountLimit: 2 * entries, codec: .data)
             let fillStart = now()
             for i in 0..<entries { try cache.store(values[i], forKey: names[i]) }
             log("stash memory-tier cache fill: \(Double(now() - fillStart) / 1e9) s")
-            var samples: [String: [Double]] = [:]
+            var samples: [String: [Timing]] = [:]
             for round in 0...runs {
                 for threads in threadCounts where threads <= 2 {
                     samples["memorycache-cachekey|\(threads)", default: []].append(
@@ -81,21 +81,18 @@ extension MemoryTierWorkloads {
             }
             return samples.keys.sorted().map { label in
                 let parts = label.split(separator: "|")
-                let runs = samples[label]!
-                let median = runs.sorted()[runs.count / 2]
-                return "{\"impl\": \"stash\", \"workload\": \"\(parts[0])\", \"threads\": \(parts[1]), "
-                    + "\"entries\": \(entries), \"hits_per_thread\": \(hits), "
-                    + "\"median_ns_per_hit\": \(String(format: "%.1f", median)), "
-                    + "\"runs_ns\": [\(runs.map { String(format: "%.1f", $0) }.joined(separator: ", "))]}"
+                return Timing.jsonLine(
+                    workload: String(parts[0]), threads: Int(parts[1])!, entries: entries, hits: hits, samples[label]!)
             }
         }
     }
 
     /// As ``time(_:_:_:)``, for a closure over an index into `picks`.
-    static func timeStrings(_ threads: Int, _ picks: [Int], _ hit: @escaping @Sendable (Int) -> Bool) -> Double {
+    static func timeStrings(_ threads: Int, _ picks: [Int], _ hit: @escaping @Sendable (Int) -> Bool) -> Timing {
         let ready = DispatchGroup()
         let go = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
+        let cpu = LockedLatencies()
         for t in 0..<threads {
             ready.enter()
             done.enter()
@@ -103,6 +100,7 @@ extension MemoryTierWorkloads {
                 let offset = t * picks.count / threads
                 ready.leave()
                 go.wait()
+                let cpuStart = threadCPUNanoseconds()
                 var found = 0
                 for i in 0..<picks.count {
                     var index = i + offset
@@ -110,6 +108,7 @@ extension MemoryTierWorkloads {
                     if hit(picks[index]) { found += 1 }
                 }
                 precondition(found == picks.count, "missed \(picks.count - found) hits")
+                cpu.append([threadCPUNanoseconds() - cpuStart])
                 done.leave()
             }
             thread.stackSize = 1 << 20
@@ -119,6 +118,8 @@ extension MemoryTierWorkloads {
         let start = now()
         for _ in 0..<threads { go.signal() }
         done.wait()
-        return Double(now() - start) / Double(picks.count)
+        return Timing(
+            wall: Double(now() - start) / Double(picks.count),
+            cpu: Double(cpu.sorted.reduce(0, +)) / Double(threads * picks.count))
     }
 }

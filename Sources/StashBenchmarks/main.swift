@@ -88,9 +88,12 @@ do {
     case "memory-tier":
         var workloads = MemoryTierWorkloads(runs: option("--runs").flatMap(Int.init) ?? 3)
         if let hits = option("--hits").flatMap(Int.init) { workloads.hits = hits }
-        if let threads = option("--threads") { workloads.threadCounts = threads.split(separator: ",").compactMap { Int($0) } }
+        if let threads = option("--threads") {
+            workloads.threadCounts = threads.split(separator: ",").compactMap { Int($0) }
+        }
         workloads.only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
-        let parts = option("--parts").map { Set($0.split(separator: ",").map(String.init)) } ?? ["hits", "sets", "cache"]
+        let parts =
+            option("--parts").map { Set($0.split(separator: ",").map(String.init)) } ?? ["hits", "sets", "cache"]
         if parts.contains("hits") { for line in try workloads.run() { print(line) } }
         if parts.contains("sets") { for line in workloads.runEvictingSets() { print(line) } }
         if parts.contains("cache") { for line in try workloads.runCacheHits() { print(line) } }

@@ -58,6 +58,41 @@ final class CacheEventLog: Sendable {
         }
     }
 
+    /// A memory hit only counts itself in the memory tier; the hits reach the disk tier's access
+    /// log later, in one batch, each key once with its count (here by hand, as the scheduled
+    /// hand-over or a write through the cache would).
+    @Test func memoryHitsReachTheDiskTierInOneBatch() throws {
+        try withTemporaryDirectory { dir in
+            // A delay far beyond the test, so that nothing is handed over or flushed behind its back.
+            let disk = try DiskCache(directory: dir, configuration: .init(accessFlushDelay: .seconds(3_600)))
+            let cache = Cache(disk: disk, codec: .data)
+            for key in ["a", "b", "c"] { try cache.store(Data(count: 10), forKey: key) }
+            for _ in 0..<3 { #expect(try cache.valueAndTier(forKey: "a")?.tier == .memory) }
+            #expect(try cache.valueAndTier(forKey: "b")?.tier == .memory)
+            #expect(cache.statistics.memoryHits == 4)
+            #expect(disk.accessLog.withLock { $0.frontTierCount } == 0)
+
+            cache.forwardMemoryHits()
+            #expect(disk.accessLog.withLock { $0.frontTierCount } == 2)
+            #expect(cache.memory.takeReportedHits().isEmpty)
+            #expect(cache.statistics.memoryHits == 4)
+        }
+    }
+
+    /// Hits on an entry that leaves memory before the hand-over still reach the disk tier.
+    @Test func memoryHitsOnAnEvictedEntryStillReachTheDiskTier() throws {
+        try withTemporaryDirectory { dir in
+            let disk = try DiskCache(directory: dir, configuration: .init(accessFlushDelay: .seconds(3_600)))
+            let cache = Cache(disk: disk, codec: .data)
+            try cache.store(Data(count: 10), forKey: "a")
+            _ = try cache.value(forKey: "a")
+            _ = try cache.value(forKey: "a")
+            cache.memory.handleMemoryPressure(.critical)
+            let reported = cache.memory.takeReportedHits()
+            #expect(reported.map(\.key) == ["a"] && reported.map(\.hits) == [2])
+        }
+    }
+
     @Test func theMemoryTiersPolicyIsChosenAtCreation() throws {
         try withTemporaryDirectory { dir in
             #expect(try Cache(directory: dir, codec: .data).memory.policy == .adaptive)

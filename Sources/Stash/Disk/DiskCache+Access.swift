@@ -319,9 +319,10 @@ extension DiskCache {
         if let schedule { scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay) }
     }
 
-    /// Counts reads that a tier in front of this cache served, as ``recordHit(forKey:)`` does
-    /// for one, under one lock: `hits` reads of each key. ``Cache`` hands its memory hits over
-    /// in such batches.
+    /// Counts reads that a tier in front of this cache served, many keys under one lock.
+    ///
+    /// As ``recordHit(forKey:)`` does for one read, `hits` times for each key. ``Cache`` hands
+    /// its memory hits over in such batches.
     ///
     /// - Complexity: O(*n*) for *n* keys (of their length).
     package func recordHits(_ batch: [(key: String, hits: Int)]) {

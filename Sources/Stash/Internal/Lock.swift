@@ -42,9 +42,10 @@ package final class LockedValue<Value>: @unchecked Sendable {
         @usableFromInline typealias Mutex = pthread_mutex_t
     #endif
 
-    /// The mutex and a pointer to the value, without the object around them: copying it
-    /// retains nothing, so a hot path can keep many in a plain buffer (see ``MemoryCache``).
-    /// Valid while the ``LockedValue`` that handed it out is alive.
+    /// The mutex and a pointer to the value, without the object around them.
+    ///
+    /// Copying it retains nothing, so a hot path can keep many in a plain buffer (see
+    /// ``MemoryCache``). Valid while the ``LockedValue`` that handed it out is alive.
     @usableFromInline
     package struct Handle {
         // Only `withLock` may touch these; they are visible to inlined code, not to callers.

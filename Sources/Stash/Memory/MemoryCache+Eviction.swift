@@ -19,18 +19,23 @@ extension MemoryCache.State {
     /// (the adaptive policy bumps its CLOCK counter at once); the policy replays the buffer in
     /// order, in ``catchUp()``, when it is full and before anything else reads or changes the
     /// order, so every decision is the one the hits would have made one by one.
+    ///
+    /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
+    /// and keeps whether the entry is in the window in ``Storage/marks``, so that neither the
+    /// hit nor the replay of a main-queue hit reads the entry's node.
     @inlinable
-    mutating func recordHit(_ slot: Int) {
+    mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
             bufferHit(slot)
         case .sieve:
-            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
         case .s3fifo:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
         case .adaptive:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
-            bufferHit(slot)
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
+            // The slot in the low half, the fingerprint (the hash, truncated) in the high half.
+            bufferHit(slot | Int(truncatingIfNeeded: UInt64(UInt32(truncatingIfNeeded: hash)) << 32))
         }
     }
 
@@ -70,10 +75,10 @@ extension MemoryCache.State {
             for index in 0..<count { storage.moveToFront(storage.pendingHits[index]) }
         case .adaptive:
             for index in 0..<count {
-                let slot = storage.pendingHits[index]
-                let node = storage.nodes[slot]
-                if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
-                storage.admission.recordHit(node.fingerprint)
+                let packed = UInt64(UInt(bitPattern: storage.pendingHits[index]))
+                let slot = Int(packed & 0xFFFF_FFFF)
+                if storage.marks[slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+                storage.admission.recordHit(UInt32(truncatingIfNeeded: packed >> 32))
             }
         case .sieve, .s3fifo:
             break
@@ -88,14 +93,14 @@ extension MemoryCache.State {
         case .leastRecentlyUsed:
             storage.moveToFront(slot)
         case .sieve:
-            if storage.nodes[slot].frequency == 0 { storage.nodes[slot].frequency = 1 }
+            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
         case .s3fifo:
-            if storage.nodes[slot].frequency < Self.maximumFrequency { storage.nodes[slot].frequency += 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
         case .adaptive:
             // The key's fingerprint was stored with the entry: a hit neither copies nor hashes
             // the key.
             let node = storage.nodes[slot]
-            if node.frequency < Self.maximumFrequency { storage.nodes[slot].frequency = node.frequency + 1 }
+            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
             if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
             storage.admission.recordHit(node.fingerprint)
         }
@@ -156,8 +161,8 @@ extension MemoryCache.State {
         let none = MemoryCache.Storage.none
         guard storage.main.tail != none else { return nil }
         var slot = storage.hand == none ? storage.main.tail : storage.hand
-        while storage.nodes[slot].frequency != 0 {
-            storage.nodes[slot].frequency = 0
+        while storage.marks[slot].frequency != 0 {
+            storage.marks[slot].frequency = 0
             slot = storage.nodes[slot].previous
             if slot == none { slot = storage.main.tail }
         }
@@ -183,17 +188,17 @@ extension MemoryCache.State {
                 small.cost > Self.tenthRoundedUp(cost) || small.count > Self.tenthRoundedUp(count)
             if small.tail != none && (isSmallOverShare || storage.main.tail == none) {
                 let slot = small.tail
-                guard storage.nodes[slot].frequency > 0 else {
+                guard storage.marks[slot].frequency > 0 else {
                     storage.ghosts.append(storage.hash(at: slot), limit: storage.main.count)
                     return slot
                 }
-                storage.nodes[slot].frequency = 0
+                storage.marks[slot].frequency = 0
                 storage.moveToHeadOfMain(slot)
             } else if storage.main.tail != none {
                 let slot = storage.main.tail
-                let frequency = storage.nodes[slot].frequency
+                let frequency = storage.marks[slot].frequency
                 guard frequency > 0 else { return slot }
-                storage.nodes[slot].frequency = frequency - 1
+                storage.marks[slot].frequency = frequency - 1
                 storage.moveToFront(slot)
             } else {
                 return nil

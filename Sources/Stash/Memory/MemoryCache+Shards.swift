@@ -28,10 +28,11 @@ extension MemoryCache {
         return limit / count + (index < limit % count ? 1 : 0)
     }
 
-    /// Splits `total` among shards in proportion to `parts` (what each holds now) so that the
-    /// shares add up to exactly `total` when the parts add up to more (else each keeps its part):
-    /// each share is rounded down, and the units left over go to the shards with the largest
-    /// remainders, the first of equals first. No share exceeds its part.
+    /// Splits `total` among shards in proportion to `parts`, what each holds now.
+    ///
+    /// The shares add up to exactly `total` when the parts add up to more (else each keeps its
+    /// part): each share is rounded down, and the units left over go to the shards with the
+    /// largest remainders, the first of equals first. No share exceeds its part.
     static func proportionalShares(of total: Int, among parts: [Int]) -> [Int] {
         let sum = parts.reduce(0, +)
         guard sum > total else { return parts }

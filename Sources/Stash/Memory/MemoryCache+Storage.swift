@@ -25,16 +25,11 @@ extension MemoryCache {
         /// When the entry stops being served, as a time since the cache's epoch (see
         /// ``MemoryCache/clock``), or `nil` if it never expires.
         @usableFromInline var expiry: Duration?
-        /// SIEVE's visited bit (0 or 1), or S3-FIFO's read counter (0 to 3); 0 under LRU.
-        ///
-        /// Declared after `expiry`, like `isInSmallQueue`, so that both fit in the padding
-        /// that follows the optional `Duration` and the node stays 48 bytes.
-        @usableFromInline var frequency: UInt8
         /// Whether the entry is in S3-FIFO's small queue rather than in ``Storage/main``.
+        ///
+        /// Declared after `expiry`, like `fingerprint`, so that both fit in the padding that
+        /// follows the optional `Duration` and the node stays 48 bytes.
         @usableFromInline var isInSmallQueue: Bool
-        /// Hits on the entry that a ``Cache`` has not yet handed to its disk tier (saturating);
-        /// see ``MemoryCache/value(forKey:reportingHit:)``. It fills a byte of padding.
-        @usableFromInline var unreportedHits: UInt8
         /// The adaptive policy's fingerprint of the key: its hash value, truncated.
         ///
         /// Computed once when the entry is stored, so that a hit does not hash the key again; 0
@@ -50,9 +45,7 @@ extension MemoryCache {
         init(cost: Int, expiry: Duration?) {
             self.cost = cost
             self.expiry = expiry
-            self.frequency = 0
             self.isInSmallQueue = false
-            self.unreportedHits = 0
             self.fingerprint = 0
             self.previous = Storage.none
             self.next = Storage.none
@@ -63,6 +56,22 @@ extension MemoryCache {
             guard let expiry else { return false }
             return now >= expiry
         }
+    }
+
+    /// A slot's policy bits, kept in ``Storage/marks``.
+    @usableFromInline
+    struct Mark {
+        /// SIEVE's visited bit (0 or 1), or the read counter (0 to 3) of S3-FIFO and of the
+        /// adaptive policy's CLOCK; 0 under LRU.
+        @usableFromInline var frequency: UInt8 = 0
+        /// Hits on the entry that a ``Cache`` has not yet handed to its disk tier (saturating);
+        /// see ``MemoryCache/value(forKey:reportingHit:)``.
+        @usableFromInline var unreportedHits: UInt8 = 0
+        /// A copy of ``Node/isInSmallQueue``, for the adaptive policy's replay of hits.
+        @usableFromInline var isInSmallQueue = false
+
+        @inlinable
+        init() {}
     }
 
     /// The ends of one doubly-linked list threaded through ``Storage/nodes``, and how many
@@ -101,12 +110,17 @@ extension MemoryCache {
         @usableFromInline var keys: [HashedKey?] = []
         @usableFromInline var values: [Value?] = []
         @usableFromInline var nodes: [Node] = []
+        /// Each slot's policy bits, apart from its node: 2 bytes an entry, so that the marks of a
+        /// cache of 100 000 entries stay in a core's own cache and a hit that sets one misses
+        /// nowhere else than in the index and the value.
+        @usableFromInline var marks: [Mark] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var slots: [HashedKey: Int] = [:]
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
-        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first; see
-        /// ``MemoryCache/State/recordHit(_:)``. Only the first ``pendingCount`` are meaningful.
+        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
+        ///
+        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
         @usableFromInline var pendingHits: [Int] = []
         @usableFromInline var pendingCount = 0
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
@@ -177,10 +191,12 @@ extension MemoryCache {
                 keys[slot] = key
                 values[slot] = value
                 nodes[slot] = node
+                marks[slot] = Mark()
             } else {
                 keys.append(key)
                 values.append(value)
                 nodes.append(node)
+                marks.append(Mark())
             }
         }
 
@@ -217,6 +233,7 @@ extension MemoryCache {
         @inlinable
         mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
             nodes[slot].isInSmallQueue = isSmall
+            marks[slot].isInSmallQueue = isSmall
             if isSmall {
                 Self.link(slot, atHeadOf: &small, nodes: &nodes)
             } else {
@@ -334,8 +351,11 @@ extension MemoryCache {
                     let node = nodes[slot]
                     guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
                     guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
-                    guard node.isInSmallQueue == isSmall else { return "slot \(slot) is in \(name) but not marked so" }
-                    guard node.frequency <= 3 else { return "slot \(slot) has frequency \(node.frequency)" }
+                    guard node.isInSmallQueue == isSmall, marks[slot].isInSmallQueue == isSmall else {
+                        return "slot \(slot) is in \(name) but not marked so"
+                    }
+                    let frequency = marks[slot].frequency
+                    guard frequency <= 3 else { return "slot \(slot) has frequency \(frequency)" }
                     linked.insert(slot)
                     visited += 1
                     cost += node.cost

@@ -178,13 +178,45 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1).
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        withLiveSlot(forKey: HashedKey(key)) { state, slot in
+        let key = HashedKey(key)
+        var report = HitReport.none
+        return quickValue(forKey: key, reporting: false, &report)
+            ?? valueOrExpiry(forKey: key, reporting: false, &report)
+    }
+
+    /// The hit path: one lookup under the shard's lock, without the clock and without the
+    /// eviction bookkeeping, which only an expiring entry needs.
+    ///
+    /// Returns `nil` on a miss too (counted), and `.some(nil)` when the entry has an expiry:
+    /// then ``valueOrExpiry(forKey:reporting:_:)`` decides with the time.
+    @inlinable @inline(__always)
+    func quickValue(forKey key: HashedKey, reporting: Bool, _ report: inout HitReport) -> Value?? {
+        guard defaultTimeToLive == nil else { return nil }
+        return shard(for: key).withLock { state -> Value?? in
+            guard let slot = state.storage.slot(forKey: key) else {
+                state.statistics.misses += 1
+                return .some(nil)
+            }
+            if state.storage.expiringCount > 0 && state.storage.nodes[slot].expiry != nil { return nil }
+            state.statistics.hits += 1
+            state.recordHit(slot, hash: key.hash)
+            if reporting { report = state.reportHit(slot) }
+            return state.storage.value(at: slot)
+        }
+    }
+
+    /// The hit path of an entry that may have expired: reads the clock, and removes and reports
+    /// the entry if it has.
+    @inlinable
+    func valueOrExpiry(forKey key: HashedKey, reporting: Bool, _ report: inout HitReport) -> Value? {
+        withLiveSlot(forKey: key) { state, slot in
             guard let slot else {
                 state.statistics.misses += 1
                 return nil
             }
             state.statistics.hits += 1
-            state.recordHit(slot)
+            state.recordHit(slot, hash: key.hash)
+            if reporting { report = state.reportHit(slot) }
             return state.storage.value(at: slot)
         }
     }
