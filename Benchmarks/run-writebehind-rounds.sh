@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Issue 30's comparison at 1 KiB - 2 MiB: interleaved rounds of run-comparison.sh (Stash's
-# default write-behind, python-diskcache, the file-system floor), each followed by Stash with
-# value files written by the background writer (--files-on-writer) and Stash's commit-per-store
-# mode (--immediate). A store's time is (N stores + flush()) / N. Prints three tables of medians
+# Issue 30's comparison at 1 KiB - 2 MiB: interleaved rounds of python-diskcache, Stash's
+# default write-behind, Stash with value files written by the background writer
+# (--files-on-writer) and Stash's commit-per-store mode (--immediate), the workloads of
+# run-comparison.sh. A store's time is (N stores + flush()) / N. Prints three tables of medians
 # over the rounds (rounds_table.py), each against the same rounds' diskcache figures.
 #
-#   Benchmarks/run-writebehind-rounds.sh [--rounds 3] [--dir PARENT]
+#   Benchmarks/run-writebehind-rounds.sh [--rounds 3] [--dir PARENT] [--quick]
+#
+#   --quick   a tenth of the operations on both sides (what a loaded machine has time for)
 set -euo pipefail
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(dirname "$bench_dir")"
 rounds=3
 parent="${TMPDIR:-/tmp}"
+quick=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) rounds="$2"; shift ;;
         --dir) parent="$2"; shift ;;
+        --quick) quick=(--quick) ;;
         *) echo "run-writebehind-rounds.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -24,17 +28,23 @@ stash="$repo_root/.build/release/StashBenchmarks"
 only="--only set,get-hit,get-miss,set-full,delete"
 out="$bench_dir/out/writebehind-rounds"
 rm -rf "$out"
+venv="$bench_dir/.venv"
+if [[ ! -x "$venv/bin/python" ]]; then python3 -m venv "$venv"; fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "diskcache==5.6.3"
 for round in $(seq 1 "$rounds"); do
-    echo "== round $round: default (write-behind), diskcache, floor" >&2
-    "$bench_dir/run-comparison.sh" --runs 3 --dir "$parent" \
-        --swift "$stash --json --no-memory --no-concurrency $only" > /dev/null
     mkdir -p "$out/default/$round" "$out/files-on-writer/$round" "$out/immediate/$round"
-    cp "$bench_dir/out/results/"*.jsonl "$out/default/$round/"
-    for variant in files-on-writer immediate; do
-        echo "== round $round: $variant" >&2
-        cp "$bench_dir/out/results/diskcache.jsonl" "$bench_dir/out/results/floor.jsonl" "$out/$variant/$round/"
+    echo "== round $round: python-diskcache" >&2
+    "$venv/bin/python" "$bench_dir/python/diskcache_bench.py" "${quick[@]}" --runs 3 --dir "$parent" \
+        > "$out/default/$round/diskcache.jsonl"
+    for variant in default files-on-writer immediate; do
+        echo "== round $round: Stash $variant" >&2
+        flag=()
+        if [[ "$variant" != default ]]; then
+            flag=("--$variant")
+            cp "$out/default/$round/diskcache.jsonl" "$out/$variant/$round/"
+        fi
         # shellcheck disable=SC2086
-        "$stash" --json --no-memory --no-concurrency $only --runs 3 --dir "$parent" "--$variant" \
+        "$stash" --json --no-memory --no-concurrency $only "${quick[@]}" --runs 3 --dir "$parent" "${flag[@]}" \
             > "$out/$variant/$round/stash.jsonl"
     done
 done
