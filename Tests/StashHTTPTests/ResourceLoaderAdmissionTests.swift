@@ -28,8 +28,7 @@ import Testing
 
                 #expect(data == TestBody.bytes(995_000, seed: TestBody.seed(for: "/big/995000")))
                 #expect(server.stats.value.requests == 46)
-                // The contest runs when the store commits (write-behind): read what was committed.
-                try await fixture.cache.flush()
+                try await fixture.cache.flush()  // the admission contest runs when the store commits
                 #expect(try await !fixture.cache.containsData(forKey: url.absoluteString))
                 #expect(try await fixture.cache.containsData(forKey: server.url("/small/0/20000").absoluteString))
                 #expect(fixture.downloads.isEmpty)

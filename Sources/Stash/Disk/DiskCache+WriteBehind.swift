@@ -12,7 +12,9 @@ extension DiskCache {
         /// the barrier; a store with `pinned: true`, ``pin(_:)``, ``unpin(_:)`` and ``close()``
         /// commit before they return, and so does every store under ``Durability/durable``. A
         /// crash loses at most the unflushed, unpinned changes of the last
-        /// ``Configuration/maxWriteDelay``: later misses, never a wrong or torn value.
+        /// ``Configuration/maxWriteDelay``: later misses, never a wrong or torn value. Eviction
+        /// runs when a batch commits (at once when a store takes the cache over a limit); a read
+        /// of a value still staged counts for eviction then, after the batch's stores.
         case writeBehind
         /// Every store and removal commits its own transaction before it returns, so that
         /// other processes see it at once.

@@ -38,6 +38,7 @@ import Testing
                 configuration: .init(sizeLimit: .megabytes(1), onEvent: { e in events.withLock { $0.append("\(e)") } }))
             try cache.store(pattern(50_000, seed: 100), forKey: "pinned", pinned: true)
             for i in 0..<5 { try cache.store(pattern(100_000, seed: UInt64(i)), forKey: "k\(i)") }
+            try cache.flush()  // committed before the disk fills
             _ = failWrites(cache, count: 1)
             try cache.store(pattern(100_000, seed: 9), forKey: "new")
             #expect(try cache.data(forKey: "new") == pattern(100_000, seed: 9))
@@ -84,6 +85,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
             try cache.store(pattern(100_000, seed: 1), forKey: "old")
+            try cache.flush()  // committed before the disk fills
             _ = failWrites(cache, count: 1) { $0.hasSuffix(".meta.tmp") }
             try cache.store(pattern(100_000, seed: 2), forKey: "new")
             #expect(try cache.data(forKey: "new") == pattern(100_000, seed: 2))
