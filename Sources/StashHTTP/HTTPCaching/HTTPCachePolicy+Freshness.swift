@@ -6,11 +6,13 @@ extension HTTPCachePolicy {
     /// How long a response stays fresh from its origin (`freshness_lifetime`, §4.2.1).
     ///
     /// The first that applies: for a shared cache `s-maxage` (§5.2.2.10); `max-age`
-    /// (§5.2.2.1); `Expires` minus `Date` (§5.3), an invalid `Expires` (such as `0`) being
-    /// already expired; then, only for a heuristically cacheable status or a `public` response,
+    /// (§5.2.2.1); `Expires` minus `Date` (§5.3), an `Expires` that is not exactly one of the
+    /// three HTTP-date formats of RFC 9110 §5.6.7 (such as `0`, or a date in `UTC`), or that
+    /// is given on several lines, being already expired; then, only for a heuristically cacheable status or a `public` response,
     /// ``heuristicFraction`` of the time since `Last-Modified`, at most
     /// ``maxHeuristicFreshness`` (§4.2.2); otherwise zero. A directive given twice counts by its
-    /// first occurrence, a malformed one as zero (§4.2.1).
+    /// first occurrence, a malformed one as zero (§4.2.1). A valid field of ``targetedFields``
+    /// replaces `Cache-Control`, and `Expires` is then ignored (RFC 9213 §2.2).
     ///
     /// - Parameters:
     ///   - status: The response status.
@@ -22,19 +24,21 @@ extension HTTPCachePolicy {
     /// - Complexity: O(*n*) in the header fields' length.
     public func freshnessLifetime(status: Int, responseHeaders: HTTPFields, responseTime: Date? = nil) -> Duration {
         freshnessLifetime(
-            status: status, responseHeaders: responseHeaders, control: HTTPCacheControl(responseHeaders),
+            status: status, responseHeaders: responseHeaders, directives: responseDirectives(responseHeaders),
             date: Self.date(responseHeaders) ?? responseTime)
     }
 
-    /// ``freshnessLifetime(status:responseHeaders:responseTime:)`` with the `Cache-Control` and
-    /// the date already parsed.
-    func freshnessLifetime(status: Int, responseHeaders: HTTPFields, control: HTTPCacheControl, date: Date?)
+    /// ``freshnessLifetime(status:responseHeaders:responseTime:)`` with the directives and the
+    /// date already parsed.
+    func freshnessLifetime(status: Int, responseHeaders: HTTPFields, directives: ResponseDirectives, date: Date?)
         -> Duration
     {
+        let control = directives.control
         if kind == .shared, let sharedMaxAge = control.sharedMaxAge { return sharedMaxAge }
         if let maxAge = control.maxAge { return maxAge }
-        if let expires = responseHeaders.values(for: "Expires").first {
-            guard let expiry = HTTPDate.parse(expires), let date else { return .zero }
+        let expires = directives.isTargeted ? [] : responseHeaders.values(for: "Expires")
+        if !expires.isEmpty {
+            guard expires.count == 1, let expiry = HTTPDate.parseStrict(expires[0]), let date else { return .zero }
             return Self.duration(expiry.timeIntervalSince(date))
         }
         guard Self.heuristicallyCacheableStatuses.contains(status) || control.isPublic,
@@ -55,7 +59,9 @@ extension HTTPCachePolicy {
     /// How old a response is at `now` (`current_age`, §4.2.3), counting the `Age` it arrived with,
     /// the apparent age from its `Date`, the request's round trip and the time since it arrived.
     ///
-    /// An `Age` that is not one line of `1*DIGIT` is ignored; one too large is 2³¹ seconds.
+    /// `Age` counts by the first member of its lines (`7200, 0` and the lines `7200`, `0` are
+    /// 7200 seconds, §5.1); a first member that is not `1*DIGIT` (`abc`, `-1`, `7.5`) makes
+    /// the field ignored, as §5.1 says; one too large is 2³¹ seconds (§1.2.2).
     ///
     /// - Parameters:
     ///   - responseHeaders: The stored response's header fields.
@@ -74,9 +80,7 @@ extension HTTPCachePolicy {
     func currentAge(responseHeaders: HTTPFields, date: Date?, requestTime: Date, responseTime: Date, now: Date)
         -> Duration
     {
-        let ages = responseHeaders.values(for: "Age")
-        let ageValue: TimeInterval =
-            ages.count == 1 ? TimeInterval(HTTPCacheControl.deltaSeconds(ages[0]) ?? 0) : 0
+        let ageValue = TimeInterval(Self.ageValue(responseHeaders) ?? 0)
         let dateValue = date ?? responseTime
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
         let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
@@ -99,6 +103,15 @@ extension HTTPCachePolicy {
     /// - Complexity: O(1).
     public static func ageHeaderValue(_ age: Duration) -> String {
         String(Int(min(max(0, age.timeInterval), TimeInterval(HTTPCacheControl.maximumDeltaSeconds))))
+    }
+
+    /// The seconds of `Age` (§5.1): the first member of the first line, at most 2³¹; `nil` when
+    /// absent or when that member is not a non-negative integer.
+    static func ageValue(_ headers: HTTPFields) -> Int? {
+        guard let line = headers.values(for: "Age").first,
+            let first = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first
+        else { return nil }
+        return HTTPCacheControl.deltaSeconds(first.trimmingHTTPWhitespace)
     }
 
     /// The first valid `Date` of `headers`.

@@ -16,9 +16,10 @@ extension HTTPCachePolicy {
     ///    `max-age=N` accepts only an age up to N; `min-fresh=N` needs N more seconds of
     ///    freshness; `max-stale[=N]` accepts a stale response (up to N seconds stale) unless the
     ///    response forbids it.
-    /// 4. The response's directives: unqualified `no-cache` always revalidates (§5.2.2.4); a stale
-    ///    response with `must-revalidate` (§5.2.2.2), or for a shared cache `proxy-revalidate`
-    ///    or `s-maxage` (§5.2.2.8, §5.2.2.10), is never served stale.
+    /// 4. The response's directives (those of a valid field of ``targetedFields`` in place of
+    ///    `Cache-Control`, RFC 9213 §2.2): unqualified `no-cache` always revalidates
+    ///    (§5.2.2.4); a stale response with `must-revalidate` (§5.2.2.2), or for a shared cache
+    ///    `proxy-revalidate` or `s-maxage` (§5.2.2.8, §5.2.2.10), is never served stale.
     /// 5. `only-if-cached` (§5.2.1.7) turns every answer that needs the origin into
     ///    ``HTTPCacheReuse/onlyIfCachedMiss``.
     ///
@@ -56,7 +57,8 @@ extension HTTPCachePolicy {
         let wantsValidation =
             request.noStore || request.noCache
             || (!requestHeaders.contains("Cache-Control") && Self.pragmaNoCache(requestHeaders))
-        let response = HTTPCacheControl(stored.headers)
+        let directives = responseDirectives(stored.headers)
+        let response = directives.control
         if wantsValidation || response.noCache { return .revalidate(validators: validators) }
 
         let date = Self.date(stored.headers)
@@ -64,7 +66,7 @@ extension HTTPCachePolicy {
             responseHeaders: stored.headers, date: date, requestTime: stored.requestTime,
             responseTime: stored.responseTime, now: now)
         let lifetime = freshnessLifetime(
-            status: stored.status, responseHeaders: stored.headers, control: response,
+            status: stored.status, responseHeaders: stored.headers, directives: directives,
             date: date ?? stored.responseTime)
         if let maxAge = request.maxAge, age > maxAge || maxAge == .zero { return .revalidate(validators: validators) }
         if age < lifetime {
@@ -109,11 +111,12 @@ extension HTTPCachePolicy {
 
     /// Whether `stored` may ever be served stale without revalidation (when disconnected from the
     /// origin, §4.2.4): not with `no-cache`, `no-store`, `must-revalidate`, nor for a shared
-    /// cache `proxy-revalidate` or `s-maxage`.
+    /// cache `proxy-revalidate` or `s-maxage` (from a valid targeted field in place of
+    /// `Cache-Control`, RFC 9213 §2.2).
     ///
     /// - Complexity: O(*n*) in the header fields' length.
     public func mayServeStale(_ stored: StoredResponse) -> Bool {
-        let control = HTTPCacheControl(stored.headers)
+        let control = responseControl(stored.headers)
         if control.noCache || control.noStore || control.mustRevalidate { return false }
         return kind == .private || !(control.proxyRevalidate || control.sharedMaxAge != nil)
     }

@@ -31,6 +31,18 @@ public struct HTTPCachePolicy: Sendable {
     ///
     /// Defaults to one day.
     public var maxHeuristicFreshness: Duration
+    /// The targeted cache-control fields this cache obeys, highest priority first (RFC 9213):
+    /// a CDN or reverse proxy passes `["CDN-Cache-Control"]`, or its own field before it.
+    ///
+    /// The first of them that a response carries with a valid value (a Structured Field
+    /// Dictionary, see ``HTTPCacheControl/init(targetedLines:)``) replaces `Cache-Control` and
+    /// `Expires` for storing and freshness (RFC 9213 §2.2): `CDN-Cache-Control: no-store`
+    /// is not stored despite `Cache-Control: max-age`, and `CDN-Cache-Control: max-age=60` is
+    /// stored despite `Cache-Control: no-store`. An absent, empty or invalid field is ignored.
+    /// Request directives are unaffected.
+    ///
+    /// Defaults to none: a private cache, or a shared one that is not a CDN.
+    public var targetedFields: [String]
 
     /// Creates a policy.
     ///
@@ -38,12 +50,15 @@ public struct HTTPCachePolicy: Sendable {
     ///   - kind: Private (one user) or shared (many).
     ///   - heuristicFraction: See ``heuristicFraction``; clamped to 0...1.
     ///   - maxHeuristicFreshness: See ``maxHeuristicFreshness``.
+    ///   - targetedFields: See ``targetedFields``.
     public init(
-        kind: HTTPCacheKind, heuristicFraction: Double = 0.1, maxHeuristicFreshness: Duration = .seconds(86_400)
+        kind: HTTPCacheKind, heuristicFraction: Double = 0.1, maxHeuristicFreshness: Duration = .seconds(86_400),
+        targetedFields: [String] = []
     ) {
         self.kind = kind
         self.heuristicFraction = min(1, max(0, heuristicFraction.isFinite ? heuristicFraction : 0))
         self.maxHeuristicFreshness = max(.zero, maxHeuristicFreshness)
+        self.targetedFields = targetedFields
     }
 
     /// The statuses that are cacheable by default: stored and given heuristic freshness without
@@ -76,7 +91,8 @@ public struct HTTPCachePolicy: Sendable {
     /// unqualified `private` (§5.2.2.7) and, if the request has `Authorization`, one of
     /// `public`, `s-maxage` or `must-revalidate` (§3.5); and the response has `public`,
     /// `private` (private cache), `Expires`, `max-age`, `s-maxage` (shared cache) or a
-    /// heuristically cacheable status.
+    /// heuristically cacheable status. A valid field of ``targetedFields`` stands in for
+    /// `Cache-Control` and `Expires` in all of this (RFC 9213 §2.2).
     ///
     /// The fields returned leave out hop-by-hop fields, those that `Connection` names, and the
     /// proxy's own (§3.1); the fields that a qualified `no-cache="…"` names (§5.2.2.4); and for
@@ -95,7 +111,8 @@ public struct HTTPCachePolicy: Sendable {
         let method = method.uppercased()
         guard method == "GET" || method == "HEAD" else { return nil }
         guard (200..<600).contains(status), status != 206, status != 304 else { return nil }
-        let control = HTTPCacheControl(responseHeaders)
+        let directives = responseDirectives(responseHeaders)
+        let control = directives.control
         if control.mustUnderstand {
             guard Self.understoodStatuses.contains(status) else { return nil }
         } else if control.noStore {
@@ -112,7 +129,7 @@ public struct HTTPCachePolicy: Sendable {
         }
         let isExplicitlyStorable =
             control.isPublic || (kind == .private && control.contains("private"))
-            || responseHeaders.contains("Expires") || control.maxAge != nil
+            || (!directives.isTargeted && responseHeaders.contains("Expires")) || control.maxAge != nil
             || (kind == .shared && control.sharedMaxAge != nil)
         guard isExplicitlyStorable || Self.heuristicallyCacheableStatuses.contains(status) else { return nil }
         var stored = responseHeaders

@@ -3,15 +3,118 @@ import Foundation
 /// Parses the three HTTP-date formats that RFC 9110 §5.6.7 requires a recipient to accept.
 ///
 /// Hand-written rather than a `DateFormatter`, which is neither `Sendable` nor cheap to make,
-/// and whose parsing differs between Foundation implementations. Lenient where senders are
-/// known to stray without ambiguity: names in any case, `UTC` for `GMT`, a missing comma,
-/// repeated spaces, dashes in the IMF date, `.` in the time, one-digit hours and two-digit
-/// years (00-69 are 20xx).
+/// and whose parsing differs between Foundation implementations. Two entry points:
+/// ``parseStrict(_:)`` follows the grammar exactly (only the names' case may vary), for
+/// `Expires`, where a date that is not an HTTP-date means "already expired" (RFC 9111 §5.3);
+/// ``parse(_:)`` is lenient where senders are known to stray without ambiguity, for `Date`,
+/// `Last-Modified` and `Retry-After`, where a rejected date would only lose information.
 enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let dayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let longDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
-    /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
-    /// (RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime); `nil` for anything else.
+    /// Parses exactly `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate), `Sunday, 06-Nov-94 08:49:37 GMT`
+    /// (obsolete RFC 850) or `Sun Nov  6 08:49:37 1994` (asctime), RFC 9110 §5.6.7; `nil` for
+    /// anything else: another zone (`UTC`), a two-digit year or dashes in the IMF form, a
+    /// missing comma, extra spaces, `.` in the time, a one-digit hour, an impossible date.
+    ///
+    /// Day names, month names and `GMT` may be in any case. A two-digit RFC 850 year 00-69 is
+    /// 20xx, 70-99 is 19xx.
+    static func parseStrict(_ text: String) -> Date? {
+        var cursor = Cursor(bytes: Array(text.utf8))
+        guard let name = cursor.letters() else { return nil }
+        if name.count == 3, dayNames.contains(name), cursor.skip(0x2C) {
+            // IMF-fixdate: day-name "," SP date1 SP time-of-day SP GMT
+            guard cursor.skip(0x20), let day = cursor.digits(2), cursor.skip(0x20), let month = cursor.month(),
+                cursor.skip(0x20), let year = cursor.digits(4), cursor.skip(0x20), let time = cursor.timeOfDay(),
+                cursor.skip(0x20), cursor.letters() == "gmt", cursor.isAtEnd
+            else { return nil }
+            return date(year: year, month: month, day: day, time: time)
+        }
+        if longDayNames.contains(name), cursor.skip(0x2C) {
+            // rfc850-date: day-name-l "," SP date2 SP time-of-day SP GMT, date2 = day "-" month "-" 2DIGIT
+            guard cursor.skip(0x20), let day = cursor.digits(2), cursor.skip(0x2D), let month = cursor.month(),
+                cursor.skip(0x2D), let year = cursor.digits(2), cursor.skip(0x20), let time = cursor.timeOfDay(),
+                cursor.skip(0x20), cursor.letters() == "gmt", cursor.isAtEnd
+            else { return nil }
+            return date(year: year + (year < 70 ? 2000 : 1900), month: month, day: day, time: time)
+        }
+        // asctime-date: day-name SP date3 SP time-of-day SP year, date3 = month SP ( 2DIGIT / ( SP DIGIT ) )
+        guard name.count == 3, dayNames.contains(name), cursor.skip(0x20), let month = cursor.month(),
+            cursor.skip(0x20), let day = cursor.skip(0x20) ? cursor.digits(1) : cursor.digits(2), cursor.skip(0x20),
+            let time = cursor.timeOfDay(), cursor.skip(0x20), let year = cursor.digits(4), cursor.isAtEnd
+        else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// The instant of a validated calendar date and time of day; `nil` for an impossible one
+    /// (`31 Feb`, `24:00:00`).
+    private static func date(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date? {
+        guard (1...31).contains(day), (0...23).contains(time.hour), (0...59).contains(time.minute),
+            (0...60).contains(time.second)
+        else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        guard civil(fromDays: days) == (year, month, day) else { return nil }
+        let seconds = days * 86_400 + time.hour * 3600 + time.minute * 60 + time.second
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    /// A reader over the bytes of a date, for ``parseStrict(_:)``.
+    private struct Cursor {
+        let bytes: [UInt8]
+        var index = 0
+
+        var isAtEnd: Bool { index == bytes.count }
+
+        /// Consumes `byte` if it is next.
+        mutating func skip(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        /// Exactly `count` digits as a number.
+        mutating func digits(_ count: Int) -> Int? {
+            guard bytes.count - index >= count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard byte >= 0x30 && byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            index += count
+            return value
+        }
+
+        /// A run of ASCII letters, lowercased; `nil` when there is none.
+        mutating func letters() -> String? {
+            let start = index
+            while index < bytes.count, (bytes[index] | 0x20) >= 0x61, (bytes[index] | 0x20) <= 0x7A { index += 1 }
+            guard index > start else { return nil }
+            return String(decoding: bytes[start..<index].map { $0 | 0x20 }, as: UTF8.self)
+        }
+
+        /// A three-letter month name, as 1...12.
+        mutating func month() -> Int? {
+            let start = index
+            guard let name = letters(), index - start == 3, let month = HTTPDate.months.firstIndex(of: name) else {
+                return nil
+            }
+            return month + 1
+        }
+
+        /// `2DIGIT ":" 2DIGIT ":" 2DIGIT`.
+        mutating func timeOfDay() -> (hour: Int, minute: Int, second: Int)? {
+            guard let hour = digits(2), skip(0x3A), let minute = digits(2), skip(0x3A), let second = digits(2) else {
+                return nil
+            }
+            return (hour, minute, second)
+        }
+    }
+
+    /// Parses an HTTP-date like ``parseStrict(_:)``, and also the variants senders are known to
+    /// produce without ambiguity: `UTC` for `GMT`, a missing comma, repeated spaces, dashes in
+    /// the IMF date, `.` in the time, one-digit hours and two-digit years (00-69 are 20xx);
+    /// `nil` for anything else.
     ///
     /// Works on the UTF-8 bytes: it runs for every cache decision.
     static func parse(_ text: String) -> Date? {

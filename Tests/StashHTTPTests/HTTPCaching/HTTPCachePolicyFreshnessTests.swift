@@ -58,9 +58,9 @@ import Testing
                 == .zero)
     }
 
-    @Test func rfc9111Section4_2_1_theFirstExpiresLineCounts() {
+    @Test func rfc9111Section4_2_1_severalExpiresLinesMakeTheResponseStale() {
         let result = lifetimes([("Expires", Self.date(100)), ("Expires", Self.date(9000)), ("Date", Self.date(0))])
-        #expect(result.shared == .seconds(100))
+        #expect(result.own == .zero && result.shared == .zero)
     }
 
     @Test(arguments: [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501])
@@ -103,7 +103,7 @@ import Testing
                 == .seconds(510))
     }
 
-    @Test(arguments: ["abc", "-7200", "7200.0", "7200,0", "0,7200"])
+    @Test(arguments: ["abc", "-7200", "7200.0", "7200;foo=bar", ", 7200", ""])
     func rfc9111Section5_1_anInvalidAgeIsIgnored(age: String) {
         let fields: HTTPFields = ["Age": age, "Date": Self.date(0)]
         #expect(
