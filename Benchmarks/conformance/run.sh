@@ -13,6 +13,9 @@
 #                  (with neither flag: --nginx, plus --stash "$STASH_BIN" if set)
 #   --id TEST-ID   run one test with the client's request/response dump (debugging)
 #   --out DIR      where results go (default Benchmarks/out/conformance)
+#   --report FILE  also prepend this run's failing tests (markdown, newest run
+#                  first) to FILE, headed by the time and --note
+#   --note TEXT    what was measured, for the report's heading (e.g. a commit)
 #
 # Environment:
 #   CACHE_TESTS_DIR   the suite's directory (default /work/cache-tests): it must
@@ -39,6 +42,8 @@ out="$bench_dir/out/conformance"
 run_nginx=0
 stash_bin=""
 test_id=""
+report=""
+note=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,7 +51,9 @@ while [ $# -gt 0 ]; do
     --stash) stash_bin="${2:?--stash needs the path of a stash binary}"; shift 2 ;;
     --id) test_id="${2:?--id needs a test id}"; shift 2 ;;
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    --report) report="${2:?--report needs a file}"; shift 2 ;;
+    --note) note="${2:?--note needs a text}"; shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -155,7 +162,10 @@ run_suite() {
     cat "$out/$label.json"
     return 0
   fi
-  python3 "$here/summarize.py" --meta "$meta" --label "$label" --markdown "$out/$label.md" "$out/$label.json"
+  local report_args=()
+  if [ -n "$report" ]; then report_args=(--report "$report" --note "$note"); fi
+  python3 "$here/summarize.py" --meta "$meta" --label "$label" --markdown "$out/$label.md" \
+    "${report_args[@]}" "$out/$label.json"
   python3 "$here/summarize.py" --meta "$meta" --label "$label" --json "$out/$label.json" > "$out/$label.figures.json"
 }
 

@@ -26,7 +26,9 @@ Nothing here talks to the network.
 """
 
 import argparse
+import datetime
 import json
+import os
 import sys
 
 # RFC 9111 section for each spec anchor the suite uses (httpwg.org/specs/rfc9111.html).
@@ -227,6 +229,8 @@ def main():
     parser.add_argument("--label", default="proxy")
     parser.add_argument("--markdown", help="write the failing tests as markdown to this file")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--report", help="prepend this run's failing tests to this markdown file")
+    parser.add_argument("--note", default="", help="what was measured, for the report's heading")
     args = parser.parse_args()
 
     with open(args.meta) as f:
@@ -261,7 +265,26 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(markdown(summary, args.label) + "\n")
+    if args.report:
+        prepend_report(args.report, markdown(summary, args.label), args.label, args.note)
     return 0
+
+
+REPORT_TITLE = "# Conformance runs (http-tests/cache-tests), newest first\n\n"
+
+
+def prepend_report(path, section, label, note):
+    """Puts this run's section at the top of the report file, under its title."""
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    heading = f"## {when}: {label}" + (f" ({note})" if note else "")
+    old = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    if old.startswith(REPORT_TITLE):
+        old = old[len(REPORT_TITLE):]
+    with open(path, "w") as f:
+        f.write(REPORT_TITLE + heading + "\n\n" + section + "\n" + old)
 
 
 if __name__ == "__main__":
