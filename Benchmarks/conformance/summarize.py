@@ -173,6 +173,11 @@ class Summary:
     def required_failures(self):
         return [t for t in self.ran() if self.verdicts[t["id"]] == "fail"]
 
+    def blocked_by(self, test_id):
+        """Tests not judged because `test_id` (directly) did not pass."""
+        return [t for t in self.ran()
+                if test_id in (t.get("depends_on") or []) and self.verdicts[t["id"]] == "dependency_fail"]
+
     def failing_by_verdict(self):
         groups = {}
         for test in self.not_passing():
@@ -204,6 +209,9 @@ def markdown(summary, label):
         ("dependency_fail", "Not judged: a test they depend on failed (⚪️)"),
         ("untested", "Untested"),
     ]
+    lines.append("`blocks`: how many tests are not judged (⚪️) because this one did not pass; "
+                 "making it pass lets them count.")
+    lines.append("")
     groups = summary.failing_by_verdict()
     for verdict, title in order:
         tests = groups.get(verdict, [])
@@ -211,13 +219,14 @@ def markdown(summary, label):
             continue
         lines.append(f"#### {title}: {len(tests)}")
         lines.append("")
-        lines.append("| test id | description | RFC | result |")
-        lines.append("|---|---|---|---|")
+        lines.append("| test id | description | RFC | result | blocks |")
+        lines.append("|---|---|---|---|---:|")
         for test in tests:
             refs = ", ".join(rfc_sections(test.get("spec_anchors") or test.get("suite_anchors") or []))
             name = test["name"].replace("|", "\\|")
             res = detail(summary.results[test["id"]]).replace("|", "\\|")
-            lines.append(f"| `{test['id']}` | {name} | {refs or '-'} | {res} |")
+            blocked = len(summary.blocked_by(test["id"]))
+            lines.append(f"| `{test['id']}` | {name} | {refs or '-'} | {res} | {blocked or ''} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -270,7 +279,13 @@ def main():
     return 0
 
 
-REPORT_TITLE = "# Conformance runs (http-tests/cache-tests), newest first\n\n"
+REPORT_TITLE = (
+    "# Conformance runs (http-tests/cache-tests), newest first\n\n"
+    "Written by `Benchmarks/conformance/run.sh --report`. passed = ✅ (required or optimal tests "
+    "passed, dependencies passed too), required failures = ⛔️, failed = every required or optimal "
+    "test that is not ✅; checks (Y/N) are informational. Each test's RFC column comes from the "
+    "suite's spec anchors.\n\n"
+)
 
 
 def prepend_report(path, section, label, note):
@@ -281,8 +296,8 @@ def prepend_report(path, section, label, note):
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
-    if old.startswith(REPORT_TITLE):
-        old = old[len(REPORT_TITLE):]
+    first_run = old.find("\n## ")
+    old = old[first_run + 1:] if first_run >= 0 else ""
     with open(path, "w") as f:
         f.write(REPORT_TITLE + heading + "\n\n" + section + "\n" + old)
 
