@@ -4,6 +4,7 @@
 # against RFC 9111) against reverse proxies on loopback, and summarises it.
 #
 #   Benchmarks/conformance/run.sh [--nginx] [--stash BIN] [--id TEST-ID] [--out DIR]
+#                                 [--report FILE [--note TEXT]]
 #
 #   --nginx        measure nginx (apt's, `proxy_cache` as configured below), as a
 #                  private instance (`nginx -p DIR`) on 127.0.0.1
@@ -15,7 +16,8 @@
 #   --out DIR      where results go (default Benchmarks/out/conformance)
 #   --report FILE  also prepend this run's failing tests (markdown, newest run
 #                  first) to FILE, headed by the time and --note
-#   --note TEXT    what was measured, for the report's heading (e.g. a commit)
+#   --note TEXT    what stash build was measured, for the report's heading (e.g. its
+#                  commit); nginx's heading names its version and configuration
 #
 # Environment:
 #   CACHE_TESTS_DIR   the suite's directory (default /work/cache-tests): it must
@@ -53,7 +55,7 @@ while [ $# -gt 0 ]; do
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
     --report) report="${2:?--report needs a file}"; shift 2 ;;
     --note) note="${2:?--note needs a text}"; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -147,8 +149,9 @@ if ! wait_port "$origin_port" "$origin_pid"; then
 fi
 
 # Runs the suite's client against http://127.0.0.1:$2 and summarises it as $1.
+# $3 describes what was measured, for the report's heading.
 run_suite() {
-  local label="$1" port="$2"
+  local label="$1" port="$2" what="$3"
   echo "== $label: running the suite against http://127.0.0.1:$port (origin on $origin_port)" >&2
   local started=$SECONDS
   (cd "$suite" && env npm_config_base="http://127.0.0.1:$port" npm_config_id="$test_id" npm_package_config_id= \
@@ -163,7 +166,7 @@ run_suite() {
     return 0
   fi
   local report_args=()
-  if [ -n "$report" ]; then report_args=(--report "$report" --note "$note"); fi
+  if [ -n "$report" ]; then report_args=(--report "$report" --note "$what"); fi
   python3 "$here/summarize.py" --meta "$meta" --label "$label" --markdown "$out/$label.md" \
     "${report_args[@]}" "$out/$label.json"
   python3 "$here/summarize.py" --meta "$meta" --label "$label" --json "$out/$label.json" > "$out/$label.figures.json"
@@ -208,7 +211,8 @@ EOF
   nginx_pid=$!
   pids+=("$nginx_pid")
   if wait_port "$nginx_port" "$nginx_pid"; then
-    run_suite nginx "$nginx_port" || status=1
+    nginx_version="$(nginx -v 2>&1 | sed 's|.*nginx/||')"
+    run_suite nginx "$nginx_port" "nginx $nginx_version, proxy_cache${revalidate:+ + proxy_cache_revalidate}" || status=1
   else
     echo "run.sh: nginx did not start:" >&2
     cat "$nginx_dir/logs/stdout.log" "$nginx_dir/logs/error.log" >&2 || true
@@ -228,7 +232,7 @@ if [ -n "$stash_bin" ]; then
   stash_pid=$!
   pids+=("$stash_pid")
   if wait_port "$stash_port" "$stash_pid"; then
-    run_suite stash "$stash_port" || status=1
+    run_suite stash "$stash_port" "$note" || status=1
   else
     echo "run.sh: stash serve did not start:" >&2
     cat "$stash_dir/serve.log" >&2
