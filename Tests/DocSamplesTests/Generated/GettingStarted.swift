@@ -22,8 +22,14 @@ import StashHTTP
     let hit = try await cache.data(forKey: "photo-42")
 }
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 39.
-@MainActor func sampleGettingStartedLine39() throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, line 38.
+@MainActor func sampleGettingStartedLine38() throws {
+    try cache.store(data, forKey: "photo-42")
+    try cache.flush()  // now every process sees it
+}
+
+/// Sources/Stash/Stash.docc/GettingStarted.md, line 52.
+@MainActor func sampleGettingStartedLine52() throws {
     let photos = try Cache(directory: .caches("photos"), memoryCountLimit: 500, codec: .json(Photo.self))
     try photos.store(photo, forKey: "photo-42")
     let hit = try photos.valueAndTier(forKey: "photo-42")  // (photo, .memory)
