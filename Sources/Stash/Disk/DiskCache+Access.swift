@@ -305,18 +305,9 @@ extension DiskCache {
         guard !key.isEmpty, !index.isReadOnly else { return }
         let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
             log.recordFrontTierHit(key)
-            let isFull = log.frontTierCount >= Self.frontTierHitLimit
-            switch log.schedule {
-            case .immediate: return nil
-            case .delayed:
-                guard isFull else { return nil }
-                log.schedule = .immediate
-            case .idle:
-                log.schedule = isFull ? .immediate : .delayed
-            }
-            return log.schedule
+            return Self.scheduleAfterFrontTierHits(&log)
         }
-        if let schedule { scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay) }
+        scheduleAccessFlush(for: schedule)
     }
 
     /// Counts reads that a tier in front of this cache served, many keys under one lock.
@@ -329,20 +320,33 @@ extension DiskCache {
         guard !batch.isEmpty, !index.isReadOnly else { return }
         let schedule = accessLog.withLock { log -> AccessFlushSchedule? in
             for (key, hits) in batch where !key.isEmpty && hits > 0 { log.recordFrontTierHit(key, hits: hits) }
-            let isFull = log.frontTierCount >= Self.frontTierHitLimit
-            switch log.schedule {
-            case .immediate: return nil
-            case .delayed:
-                guard isFull else { return nil }
-                log.schedule = .immediate
-            case .idle:
-                log.schedule = isFull ? .immediate : .delayed
-            }
-            return log.schedule
+            return Self.scheduleAfterFrontTierHits(&log)
         }
-        if let schedule { scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay) }
+        scheduleAccessFlush(for: schedule)
     }
 
     /// How many distinct keys' front-tier hits may wait in memory before they are written.
     public static let frontTierHitLimit = 16_384
+
+    /// The flush to schedule after front-tier hits were added to `log` (under its lock).
+    ///
+    /// `nil` when one already is. A full log is written at once; otherwise within the flush delay.
+    private static func scheduleAfterFrontTierHits(_ log: inout AccessLog) -> AccessFlushSchedule? {
+        let isFull = log.frontTierCount >= frontTierHitLimit
+        switch log.schedule {
+        case .immediate: return nil
+        case .delayed:
+            guard isFull else { return nil }
+            log.schedule = .immediate
+        case .idle:
+            log.schedule = isFull ? .immediate : .delayed
+        }
+        return log.schedule
+    }
+
+    /// Schedules the access flush that `schedule` asks for, if any (outside the log's lock).
+    private func scheduleAccessFlush(for schedule: AccessFlushSchedule?) {
+        guard let schedule else { return }
+        scheduleAccessFlush(after: schedule == .immediate ? .zero : configuration.accessFlushDelay)
+    }
 }
