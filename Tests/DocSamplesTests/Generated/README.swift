@@ -6,8 +6,8 @@ import Stash
 import StashHTTP
 import StashPostgres
 
-/// README.md, line 72.
-@MainActor func sampleREADMELine72() throws {
+/// README.md, line 73.
+@MainActor func sampleREADMELine73() throws {
     let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(100))
     try cache.store(jpeg, forKey: "https://example.com/photos/42.jpg")      // evicts if over the limit
     let hit = try cache.data(forKey: "https://example.com/photos/42.jpg")  // nil on a miss, never partial bytes
@@ -17,8 +17,8 @@ import StashPostgres
     try cache.flush()                                                       // wait for the commit
 }
 
-/// README.md, line 90.
-@MainActor func sampleREADMELine90() throws {
+/// README.md, line 91.
+@MainActor func sampleREADMELine91() throws {
     struct Photo: Codable, Sendable { var id: Int; var title: String }
 
     let photos = try Cache(directory: .caches("photo-metadata"), memoryCountLimit: 500, codec: .json(Photo.self))
@@ -26,16 +26,16 @@ import StashPostgres
     let photo = try photos.value(forKey: "photo-42")                         // memory, else disk, else nil
 }
 
-/// README.md, line 100.
-@MainActor func sampleREADMELine100() async throws {
+/// README.md, line 101.
+@MainActor func sampleREADMELine101() async throws {
     let loader = ResourceLoader(cache: cache)
     let image = try await loader.data(for: photoURL)                          // fetched once, then a hit
     let movie = try await loader.fileURL(for: videoURL)                       // streamed to disk
     let feed = try await loader.data(for: feedURL, cachePolicy: .http)        // RFC 9111: Cache-Control, ETags
 }
 
-/// README.md, line 109.
-@MainActor func sampleREADMELine109() async throws {
+/// README.md, line 110.
+@MainActor func sampleREADMELine110() async throws {
 
     let shared = try await PostgresSharedTier(url: "postgres://stash:secret@db.internal:5432/cache")
     var configuration = ResourceLoader.Configuration()
