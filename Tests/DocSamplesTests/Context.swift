@@ -36,6 +36,6 @@
 
     @Test func theSamplesCompile() {
         // Compiling this target is the test; this names one sample so that the target is never empty.
-        _ = sampleGettingStartedLine12
+        _ = sampleGettingStarted1
     }
 #endif

@@ -7,9 +7,10 @@
     /// `stash serve` makes goes through here, translated between NIO's `HTTPHeaders` and the policy's
     /// `HTTPFields`.
     enum ServePolicy {
-        /// The shared-cache policy (RFC 9111 with §3.5 and §5.2.2.7's shared-cache rules). A reverse
-        /// proxy is the cache `CDN-Cache-Control` targets (RFC 9213): it takes precedence over
-        /// `Cache-Control` when present and valid.
+        /// The shared-cache policy (RFC 9111 with §3.5 and §5.2.2.7's shared-cache rules).
+        ///
+        /// A reverse proxy is the cache `CDN-Cache-Control` targets (RFC 9213): it takes precedence
+        /// over `Cache-Control` when present and valid.
         static let policy = HTTPCachePolicy(kind: .shared, targetedFields: ["CDN-Cache-Control"])
 
         /// Whether a stored response may be reused for a request (RFC 9111 §4).

@@ -11,15 +11,15 @@ import StashHTTP
 import StashMetrics
 import StashPostgres
 
-/// Sources/Stash/Stash.docc/AFleetOfServers.md, line 40.
-@MainActor func sampleAFleetOfServersLine40() throws {
+/// Sources/Stash/Stash.docc/AFleetOfServers.md, sample 1.
+@MainActor func sampleAFleetOfServers1() throws {
     var configuration = DiskCache.Configuration(sizeLimit: .gigabytes(20))
     configuration.busyTimeout = .seconds(10)           // many workers writing at once
     let cache = try DiskCache(directory: URL(fileURLWithPath: "/var/cache/thumbnails"), configuration: configuration)
 }
 
-/// Sources/Stash/Stash.docc/AFleetOfServers.md, line 57.
-@MainActor func sampleAFleetOfServersLine57() throws {
+/// Sources/Stash/Stash.docc/AFleetOfServers.md, sample 2.
+@MainActor func sampleAFleetOfServers2() throws {
 
     let loader = ResourceLoader(
         cache: cache,
@@ -27,8 +27,8 @@ import StashPostgres
         configuration: .init(maximumConcurrentTransfers: 16, memoryCostLimit: .megabytes(256)))
 }
 
-/// Sources/Stash/Stash.docc/AFleetOfServers.md, line 87.
-@MainActor func sampleAFleetOfServersLine87() async throws {
+/// Sources/Stash/Stash.docc/AFleetOfServers.md, sample 3.
+@MainActor func sampleAFleetOfServers3() async throws {
 
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -40,15 +40,15 @@ import StashPostgres
     let body = registry.emitToString()
 }
 
-/// Sources/Stash/Stash.docc/AFleetOfServers.md, line 119.
-@MainActor func sampleAFleetOfServersLine119() throws {
+/// Sources/Stash/Stash.docc/AFleetOfServers.md, sample 4.
+@MainActor func sampleAFleetOfServers4() throws {
     let monitor = MemoryPressureMonitor()
     loader.memory.startRespondingToMemoryPressure(monitor)
     monitor.start()
 }
 
-/// Sources/Stash/Stash.docc/AFleetOfServers.md, line 145.
-@MainActor func sampleAFleetOfServersLine145() async throws {
+/// Sources/Stash/Stash.docc/AFleetOfServers.md, sample 5.
+@MainActor func sampleAFleetOfServers5() async throws {
 
     let shared = try await PostgresSharedTier(url: "postgres://stash:secret@db.internal:5432/cache")  // one per process
     var configuration = ResourceLoader.Configuration()

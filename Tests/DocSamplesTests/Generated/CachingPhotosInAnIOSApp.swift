@@ -7,8 +7,8 @@ import Stash
 import StashHTTP
 import UIKit
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 21.
-@MainActor func sampleCachingPhotosInAnIOSAppLine21() throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 1.
+@MainActor func sampleCachingPhotosInAnIOSApp1() throws {
 
     @MainActor
     final class PhotoStore {
@@ -28,8 +28,8 @@ import UIKit
     }
 }
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 53.
-@MainActor func sampleCachingPhotosInAnIOSAppLine53() async throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 2.
+@MainActor func sampleCachingPhotosInAnIOSApp2() async throws {
     final class PhotoCell: UICollectionViewCell {
         private var loading: Task<Void, Never>?
 
@@ -48,8 +48,8 @@ import UIKit
     }
 }
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 76.
-@MainActor func sampleCachingPhotosInAnIOSAppLine76() async throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 3.
+@MainActor func sampleCachingPhotosInAnIOSApp3() async throws {
     func collectionView(_ view: UICollectionView, prefetchItemsAt indexPaths: [IndexPath]) {
         for url in indexPaths.map(photoURL) {
             Task { _ = try? await store.loader.fileURL(for: ResourceRequest(url, priority: .low)) }
@@ -57,22 +57,22 @@ import UIKit
     }
 }
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 89.
-@MainActor func sampleCachingPhotosInAnIOSAppLine89() throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 4.
+@MainActor func sampleCachingPhotosInAnIOSApp4() throws {
     let monitor = MemoryPressureMonitor()
     store.images.cache.memory.startRespondingToMemoryPressure(monitor)
     store.loader.memory.startRespondingToMemoryPressure(monitor)
     monitor.start()
 }
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 105.
-@MainActor func sampleCachingPhotosInAnIOSAppLine105() async throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 5.
+@MainActor func sampleCachingPhotosInAnIOSApp5() async throws {
     let movie = try await store.loader.fileURL(for: videoURL)
     let player = AVPlayer(url: movie)
 }
 
-/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, line 116.
-@MainActor func sampleCachingPhotosInAnIOSAppLine116() throws {
+/// Sources/Stash/Stash.docc/CachingPhotosInAnIOSApp.md, sample 6.
+@MainActor func sampleCachingPhotosInAnIOSApp6() throws {
     let group = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.com.example.photos")!
     let shared = try DiskCache(directory: group.appendingPathComponent("Caches/photos"), sizeLimit: .megabytes(100))
 }

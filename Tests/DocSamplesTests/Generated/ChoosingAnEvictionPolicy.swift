@@ -5,8 +5,8 @@ import Foundation
 import Stash
 import StashHTTP
 
-/// Sources/Stash/Stash.docc/ChoosingAnEvictionPolicy.md, line 49.
-@MainActor func sampleChoosingAnEvictionPolicyLine49() throws {
+/// Sources/Stash/Stash.docc/ChoosingAnEvictionPolicy.md, sample 1.
+@MainActor func sampleChoosingAnEvictionPolicy1() throws {
     var configuration = DiskCache.Configuration(sizeLimit: .gigabytes(2))
     configuration.evictionPolicy = .tinyLFU(objective: .byteMissRatio)
 }

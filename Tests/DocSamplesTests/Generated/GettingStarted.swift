@@ -5,31 +5,31 @@ import Foundation
 import Stash
 import StashHTTP
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 12.
-@MainActor func sampleGettingStartedLine12() throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 1.
+@MainActor func sampleGettingStarted1() throws {
     let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(10))
     try cache.store(data, forKey: "photo-42")
     if let hit = try cache.data(forKey: "photo-42") { show(hit) }
 }
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 20.
-@MainActor func sampleGettingStartedLine20() throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 2.
+@MainActor func sampleGettingStarted2() throws {
     try cache.store(draft, forKey: "draft", pinned: true)
 }
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 26.
-@MainActor func sampleGettingStartedLine26() async throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 3.
+@MainActor func sampleGettingStarted3() async throws {
     let hit = try await cache.data(forKey: "photo-42")
 }
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 38.
-@MainActor func sampleGettingStartedLine38() throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 4.
+@MainActor func sampleGettingStarted4() throws {
     try cache.store(data, forKey: "photo-42")
     try cache.flush()  // now every process sees it
 }
 
-/// Sources/Stash/Stash.docc/GettingStarted.md, line 52.
-@MainActor func sampleGettingStartedLine52() throws {
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 5.
+@MainActor func sampleGettingStarted5() throws {
     let photos = try Cache(directory: .caches("photos"), memoryCountLimit: 500, codec: .json(Photo.self))
     try photos.store(photo, forKey: "photo-42")
     let hit = try photos.valueAndTier(forKey: "photo-42")  // (photo, .memory)

@@ -7,8 +7,8 @@ import StashAsyncHTTPClient
 import StashHTTP
 import StashMetrics
 
-/// Sources/StashHTTP/StashHTTP.docc/LoaderInDepth.md, line 31.
-@MainActor func sampleLoaderInDepthLine31() async throws {
+/// Sources/StashHTTP/StashHTTP.docc/LoaderInDepth.md, sample 1.
+@MainActor func sampleLoaderInDepth1() async throws {
 
     let loader = ResourceLoader(cache: cache, transport: AsyncHTTPClientTransport())   // or (client: yourClient)
     let metrics = CacheMetrics(name: "thumbnails", loader: loader)                     // after MetricsSystem.bootstrap

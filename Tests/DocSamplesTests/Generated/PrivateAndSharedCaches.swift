@@ -5,8 +5,8 @@ import Foundation
 import Stash
 import StashHTTP
 
-/// Sources/StashHTTP/StashHTTP.docc/PrivateAndSharedCaches.md, line 14.
-@MainActor func samplePrivateAndSharedCachesLine14() throws {
+/// Sources/StashHTTP/StashHTTP.docc/PrivateAndSharedCaches.md, sample 1.
+@MainActor func samplePrivateAndSharedCaches1() throws {
     var configuration = ResourceLoader.Configuration()
     configuration.cacheKind = .shared        // a server answering many users
     configuration.cachePolicy = .http        // follow Cache-Control, Expires, Age and validators

@@ -6,8 +6,8 @@ import Stash
 import StashHTTP
 import StashPostgres
 
-/// README.md, line 73.
-@MainActor func sampleREADMELine73() throws {
+/// README.md, sample 1.
+@MainActor func sampleREADME1() throws {
     let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(100))
     try cache.store(jpeg, forKey: "https://example.com/photos/42.jpg")      // evicts if over the limit
     let hit = try cache.data(forKey: "https://example.com/photos/42.jpg")  // nil on a miss, never partial bytes
@@ -17,8 +17,8 @@ import StashPostgres
     try cache.flush()                                                       // wait for the commit
 }
 
-/// README.md, line 91.
-@MainActor func sampleREADMELine91() throws {
+/// README.md, sample 2.
+@MainActor func sampleREADME2() throws {
     struct Photo: Codable, Sendable { var id: Int; var title: String }
 
     let photos = try Cache(directory: .caches("photo-metadata"), memoryCountLimit: 500, codec: .json(Photo.self))
@@ -26,16 +26,16 @@ import StashPostgres
     let photo = try photos.value(forKey: "photo-42")                         // memory, else disk, else nil
 }
 
-/// README.md, line 101.
-@MainActor func sampleREADMELine101() async throws {
+/// README.md, sample 3.
+@MainActor func sampleREADME3() async throws {
     let loader = ResourceLoader(cache: cache)
     let image = try await loader.data(for: photoURL)                          // fetched once, then a hit
     let movie = try await loader.fileURL(for: videoURL)                       // streamed to disk
     let feed = try await loader.data(for: feedURL, cachePolicy: .http)        // RFC 9111: Cache-Control, ETags
 }
 
-/// README.md, line 110.
-@MainActor func sampleREADMELine110() async throws {
+/// README.md, sample 4.
+@MainActor func sampleREADME4() async throws {
 
     let shared = try await PostgresSharedTier(url: "postgres://stash:secret@db.internal:5432/cache")
     var configuration = ResourceLoader.Configuration()

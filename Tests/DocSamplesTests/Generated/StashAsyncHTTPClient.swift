@@ -6,8 +6,8 @@ import Stash
 import StashAsyncHTTPClient
 import StashHTTP
 
-/// Sources/StashAsyncHTTPClient/StashAsyncHTTPClient.docc/StashAsyncHTTPClient.md, line 15.
-@MainActor func sampleStashAsyncHTTPClientLine15() async throws {
+/// Sources/StashAsyncHTTPClient/StashAsyncHTTPClient.docc/StashAsyncHTTPClient.md, sample 1.
+@MainActor func sampleStashAsyncHTTPClient1() async throws {
 
     let loader = ResourceLoader(cache: cache, transport: AsyncHTTPClientTransport())
     let data = try await loader.data(for: url)

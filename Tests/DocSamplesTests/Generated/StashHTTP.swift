@@ -5,8 +5,8 @@ import Foundation
 import Stash
 import StashHTTP
 
-/// Sources/StashHTTP/StashHTTP.docc/StashHTTP.md, line 9.
-@MainActor func sampleStashHTTPLine9() async throws {
+/// Sources/StashHTTP/StashHTTP.docc/StashHTTP.md, sample 1.
+@MainActor func sampleStashHTTP1() async throws {
     let cache = try DiskCache(directory: .caches("photos"), sizeLimit: .megabytes(200))
     let loader = ResourceLoader(cache: cache)
 

@@ -8,8 +8,8 @@ import Stash
 import StashHTTP
 import StashMetrics
 
-/// Sources/StashMetrics/StashMetrics.docc/StashMetrics.md, line 22.
-@MainActor func sampleStashMetricsLine22() async throws {
+/// Sources/StashMetrics/StashMetrics.docc/StashMetrics.md, sample 1.
+@MainActor func sampleStashMetrics1() async throws {
 
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

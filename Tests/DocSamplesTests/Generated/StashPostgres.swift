@@ -6,8 +6,8 @@ import Stash
 import StashHTTP
 import StashPostgres
 
-/// Sources/StashPostgres/StashPostgres.docc/StashPostgres.md, line 19.
-@MainActor func sampleStashPostgresLine19() async throws {
+/// Sources/StashPostgres/StashPostgres.docc/StashPostgres.md, sample 1.
+@MainActor func sampleStashPostgres1() async throws {
 
     let shared = try await PostgresSharedTier(url: "postgres://stash:secret@db.internal:5432/cache")
     var configuration = ResourceLoader.Configuration()
