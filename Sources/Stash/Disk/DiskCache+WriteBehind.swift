@@ -76,7 +76,9 @@ extension DiskCache {
         pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool
     ) throws {
         do {
-            let now = configuration.clock()
+            // The index keeps seconds since 1970 as a double: a staged entry's dates are what its
+            // committed row will read back, so an attribute does not change at the commit.
+            let now = Date(timeIntervalSince1970: configuration.clock().timeIntervalSince1970)
             let expires = try Self.expiry(
                 forKey: key, timeToLive: timeToLive ?? configuration.defaultTimeToLive, now: now)
             let value = StagingArea.StagedValue(
