@@ -44,7 +44,7 @@
         /// - Parameters:
         ///   - configuration: The origin, address, tiers and limits.
         ///   - logger: Where warnings (a tier that failed, a response that could not be stored) go.
-        /// - Throws: ``StashError`` with ``StashError/Code/invalidArgument`` for an origin that is not an
+        /// - Throws: `StashError` with `StashError.Code.invalidArgument` for an origin that is not an
         ///   absolute `http` URL with a host, or a limit out of range.
         public init(configuration: Configuration, logger: Logger = Logger(label: "stash.serve")) throws {
             let origin = configuration.origin
@@ -77,8 +77,8 @@
 
         /// Opens the cache, checks that the origin answers, and starts listening.
         ///
-        /// - Throws: ``StashError``: ``StashError/Code/transport`` when the origin cannot be reached
-        ///   (with ``Configuration/checksOrigin``), ``StashError/Code/io`` when the address cannot be
+        /// - Throws: `StashError`: `StashError.Code.transport` when the origin cannot be reached
+        ///   (with ``Configuration/checksOrigin``), `StashError.Code.io` when the address cannot be
         ///   bound (a port in use), and what opening the disk tier or the access log throws.
         /// - Complexity: One connection to the origin, plus opening the disk tier.
         public func start() async throws {

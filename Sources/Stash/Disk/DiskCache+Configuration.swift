@@ -100,7 +100,7 @@ extension DiskCache {
         /// background writer commits it, where other processes see it.
         ///
         /// A process killed in between loses at most the changes of this window that no
-        /// ``DiskCache/flush()`` covered. Defaults to 25 ms.
+        /// `flush()` covered. Defaults to 25 ms.
         public var maxWriteDelay: Duration
         /// Under ``WriteMode/writeBehind``, the most bytes of values waiting to be committed, or
         /// `nil` for the default: the smaller of 8 MiB and 5 % of ``sizeLimit``.
@@ -243,7 +243,7 @@ extension DiskCache {
         case readFailed(key: String, error: StashError)
         /// The background writer could not commit a batch of `changes` staged stores and
         /// removals: the batch was dropped whole (none of it is in the index) and the next
-        /// write or ``DiskCache/flush()`` throws `error`.
+        /// write or `flush()` throws `error`.
         case commitFailed(changes: Int, error: StashError)
 
         /// A one-line description of the event.

@@ -245,7 +245,7 @@ extension DiskCache {
 
     /// Bytes of all values, pinned ones included (see ``Configuration/sizeLimit`` for what counts).
     ///
-    /// Staged changes count: the totals are read after committing them (as ``flush()``).
+    /// Staged changes count: the totals are read after committing them (as `flush()`).
     ///
     /// - Complexity: O(1): the total is kept in the index (plus the commit of staged changes).
     public var totalSize: ByteCount {

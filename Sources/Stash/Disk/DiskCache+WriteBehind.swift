@@ -8,7 +8,7 @@ extension DiskCache {
         /// ``Configuration/maxWriteDelay`` or at once when a batch is full (the default).
         ///
         /// Reads through this object see staged changes at once; other processes (and other
-        /// `DiskCache` objects on the same directory) see them after the commit. ``flush()`` is
+        /// `DiskCache` objects on the same directory) see them after the commit. `flush()` is
         /// the barrier; a store with `pinned: true`, ``pin(_:)``, ``unpin(_:)`` and ``close()``
         /// commit before they return, and so does every store under ``Durability/durable``. A
         /// crash loses at most the unflushed, unpinned changes of the last
@@ -63,8 +63,8 @@ extension DiskCache {
 
     /// Commits everything staged so far without blocking the caller's executor.
     ///
-    /// - Throws: As ``flush()``.
-    /// - Complexity: As ``flush()``.
+    /// - Throws: As `flush()`.
+    /// - Complexity: As `flush()`.
     public func flush() async throws {
         try await offload { try self.flush() }
     }

@@ -14,7 +14,7 @@ import Foundation
 /// change is staged in memory, and a background writer commits staged changes in one
 /// transaction per batch within ``Configuration/maxWriteDelay``. Every read through this
 /// object sees staged changes at once; other processes, and other `DiskCache` objects on the
-/// same directory, see them after the commit (call ``flush()`` for a barrier). The byte and
+/// same directory, see them after the commit (call `flush()` for a barrier). The byte and
 /// count limits are hard once a batch commits: its stores evict in its transaction, and the
 /// totals count staged changes (reading them commits first). A crash loses at most the
 /// unflushed, unpinned changes of the last ``Configuration/maxWriteDelay``; pinned stores,
@@ -159,7 +159,7 @@ public final class DiskCache: Sendable {
     ///
     /// Hits are otherwise written in the background, within ``Configuration/accessFlushDelay``.
     /// A failed commit is reported through ``Configuration/onEvent`` and thrown by the next
-    /// write or ``flush()``.
+    /// write or `flush()`.
     ///
     /// Called automatically when the cache is deallocated. Using the cache after `close`
     /// reopens the index.
@@ -189,7 +189,7 @@ public final class DiskCache: Sendable {
     public var isReadOnly: Bool { index.isReadOnly }
 
     /// Waits until background work started by this object has finished: orphan reclamation,
-    /// the commit of every staged store and removal (as ``flush()``, whose failure the next
+    /// the commit of every staged store and removal (as `flush()`, whose failure the next
     /// write or `flush()` throws), and the writes of recorded hits that are already due (a full
     /// batch).
     ///

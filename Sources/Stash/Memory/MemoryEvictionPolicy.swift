@@ -1,6 +1,6 @@
 /// Which entries a ``MemoryCache`` gives up first when it is over a limit.
 ///
-/// Pass one to ``MemoryCache/init(costLimit:countLimit:defaultTimeToLive:entryCostLimitRatio:policy:cost:clock:)``.
+/// Pass one to ``MemoryCache/init(costLimit:countLimit:defaultTimeToLive:entryCostLimitRatio:policy:shards:cost:clock:)``.
 /// Every policy keeps every operation O(1) (eviction amortized), honours the same limits,
 /// time-to-live and callbacks, and reports the same statistics; they differ only in which
 /// entry goes when something must.
