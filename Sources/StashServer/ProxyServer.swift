@@ -158,15 +158,20 @@
                 .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
                 .childChannelInitializer { [self] channel in
                     register(channel)
-                    return channel.pipeline.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: false,
-                        withDecoderLimitConfiguration: decoderLimits
-                    ).flatMapThrowing {
+                    // Not NIO's HTTP server pipeline: the proxy encodes responses and orders pipelined
+                    // requests itself, so that a memory hit can write its pre-encoded head (see
+                    // ResponseEncoder).
+                    return channel.eventLoop.makeCompletedFuture {
                         let activity = ConnectionActivity()
-                        try channel.pipeline.syncOperations.addHandler(
-                            ActivityObserver(activity: activity), position: .first)
-                        try channel.pipeline.syncOperations.addHandler(
-                            ProxyHandler(context: context, limits: limits, activity: activity))
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ActivityObserver(activity: activity),
+                            ResponseEncoder(activity: activity),
+                            ByteToMessageHandler(
+                                HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)
+                            ),
+                            NIOHTTPResponseHeadersValidator(),
+                            ProxyHandler(context: context, limits: limits, activity: activity),
+                        ])
                     }
                 }
             do {

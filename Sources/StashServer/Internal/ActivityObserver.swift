@@ -8,10 +8,23 @@
     }
 
     /// What the byte observer in front of the HTTP decoder saw (when a request head began to
-    /// arrive), and its way to the socket below the HTTP handlers.
+    /// arrive), its way to the socket below the HTTP handlers, and what the response encoder needs
+    /// to know of the request being answered.
     final class ConnectionActivity {
         var headStarted: NIODeadline?
+        /// Whether the response in progress answers a `HEAD` request (it has no body on the wire).
+        var isAnsweringHead = false
         fileprivate var rawContext: ChannelHandlerContext?
+
+        /// Writes bytes that are already HTTP/1.1 to the socket, below the HTTP handlers.
+        func writeEncoded(_ buffer: ByteBuffer) {
+            rawContext?.write(NIOAny(IOData.byteBuffer(buffer)), promise: nil)
+        }
+
+        /// Sends what was written.
+        func flush() {
+            rawContext?.flush()
+        }
 
         /// Writes `text` to the socket as it is, then closes the connection.
         func sendAndClose(_ text: String) {

@@ -36,6 +36,9 @@
         /// ``headers`` as an HTTP/1.1 client gets them, but for `Age`: `Via` added, the stored `Age`
         /// removed (each response gets its own).
         let servedHeaders: HTTPHeaders
+        /// The status line and ``servedHeaders`` in HTTP/1.1, encoded once: a memory-tier hit writes
+        /// them with only its own `Age` (and `Connection: close`) and the blank line after them.
+        let encodedHead: ByteBuffer
 
         init(
             status: Int, headers: HTTPHeaders, varyValues: [String: String], requestTime: Date, responseTime: Date,
@@ -58,6 +61,9 @@
             served.remove(name: "age")
             ProxyHeaders.addVia(to: &served, version: .http1_1)
             self.servedHeaders = served
+            var encoded = ByteBufferAllocator().buffer(capacity: 512)
+            ResponseEncoder.encodeHead(status: HTTPResponseStatus(statusCode: status), headers: served, into: &encoded)
+            self.encodedHead = encoded
         }
 
         /// The same response with other headers and times, as a `304 Not Modified` leaves it (§4.3.4).

@@ -4,12 +4,16 @@
     import NIOHTTP1
 
     /// Serves one client connection: answers fresh memory-tier hits on the event loop, with the stored
-    /// headers and body buffer and no copy, and hands every other request to an ``Exchange`` task.
+    /// head's pre-encoded bytes and body buffer and no copy of the body, and hands every other request
+    /// to an ``Exchange`` task.
     ///
-    /// It also enforces the connection's header-time and idle limits, and finishes the current
-    /// response before closing when the server drains.
-    final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
+    /// It answers pipelined requests in order, one at a time (RFC 9112 §9.3.2): parts of a request that
+    /// arrive while the response to an earlier one is in progress wait in a queue, and the connection
+    /// stops reading until that response has ended. It also enforces the connection's header-time and
+    /// idle limits, and finishes the current response before closing when the server drains.
+    final class ProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundIn = HTTPServerResponsePart
         typealias OutboundOut = HTTPServerResponsePart
 
         /// Tells a connection that the server is shutting down.
@@ -30,6 +34,15 @@
         private var timer: Scheduled<Void>?
         private var idleSince = NIODeadline.now()
         private var clientAddress = "-"
+        /// Request parts that arrived while a response was in progress.
+        private var queued = CircularBuffer<HTTPServerRequestPart>()
+        /// Whether a read was asked for while a response was in progress.
+        private var isReadHeld = false
+        private var isReplayingQueue = false
+        /// Set once a request was answered with `Connection: close`: later requests are not answered.
+        private var isClosing = false
+        /// A decoding error that came after requests still waiting in ``queued``.
+        private var deferredError: (any Error)?
 
         init(context: ProxyContext, limits: ConnectionLimits, activity: ConnectionActivity) {
             self.context = context
@@ -52,6 +65,7 @@
             if case .busy(let body, let requestEnded, _) = state, !requestEnded {
                 body?.finish(ChannelError.eof)
             }
+            queued.removeAll()
             context.fireChannelInactive()
         }
 
@@ -65,10 +79,32 @@
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
+            let part = unwrapInboundIn(data)
+            if isAwaitingResponse || !queued.isEmpty {
+                queued.append(part)
+                return
+            }
+            handle(part, context: context)
+        }
+
+        func read(context: ChannelHandlerContext) {
+            if isAwaitingResponse || !queued.isEmpty {
+                isReadHeld = true
+                return
+            }
+            context.read()
+        }
+
+        /// Whether the current request has been read whole and its response has not ended yet.
+        private var isAwaitingResponse: Bool {
+            if case .busy(_, true, false) = state { return true }
+            return false
+        }
+
+        private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+            if isClosing, case .idle = state { return }
+            switch part {
             case .head(let head):
-                timer?.cancel()
-                timer = nil
                 receive(head, context: context)
             case .body(let buffer):
                 guard case .busy(let body, false, _) = state, let body else { return }
@@ -84,7 +120,17 @@
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            guard case .idle = state, context.channel.isActive else {
+            if isAwaitingResponse || !queued.isEmpty {
+                // Bytes after complete requests that wait for their turn (such as data after a request
+                // with `Connection: close`): those requests are answered first.
+                deferredError = error
+                return
+            }
+            failed(error, context: context)
+        }
+
+        private func failed(_ error: any Error, context: ChannelHandlerContext) {
+            guard case .idle = state, context.channel.isActive, !isClosing else {
                 context.close(promise: nil)
                 return
             }
@@ -98,6 +144,8 @@
 
         private func receive(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
             let keepAlive = head.isKeepAlive && !draining
+            activity.isAnsweringHead = head.method == .HEAD
+            if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
             if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
@@ -146,24 +194,32 @@
             else {
                 return false
             }
-            var headers: HTTPHeaders
             if head.version == .http1_1 {
-                headers = stored.servedHeaders
-                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+                var encoded = context.channel.allocator.buffer(capacity: stored.encodedHead.readableBytes + 48)
+                encoded.writeImmutableBuffer(stored.encodedHead)
+                encoded.writeStaticString("Age: ")
+                encoded.writeString(String(ServePolicy.ageSeconds(stored, now: now)))
+                encoded.writeStaticString(keepAlive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
+                activity.writeEncoded(encoded)
+                if head.method != .HEAD, body.readableBytes > 0 {
+                    activity.writeEncoded(body)
+                    record.bytes = body.readableBytes
+                }
+                activity.flush()
             } else {
-                headers = stored.headers
+                var headers = stored.headers
                 headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(stored, now: now))
                 ProxyHeaders.addVia(to: &headers, version: head.version)
+                if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+                let responseHead = HTTPResponseHead(
+                    version: .http1_1, status: HTTPResponseStatus(statusCode: stored.status), headers: headers)
+                context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+                if head.method != .HEAD, body.readableBytes > 0 {
+                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                    record.bytes = body.readableBytes
+                }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
-            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-            let responseHead = HTTPResponseHead(
-                version: .http1_1, status: HTTPResponseStatus(statusCode: stored.status), headers: headers)
-            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-            if head.method != .HEAD, body.readableBytes > 0 {
-                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                record.bytes = body.readableBytes
-            }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             record.status = stored.status
             record.cacheStatus = .hit
             record.tier = .memory
@@ -183,6 +239,21 @@
                 return
             }
             enterIdle(context: context)
+            guard !isReplayingQueue else { return }
+            isReplayingQueue = true
+            while !isAwaitingResponse, let part = queued.popFirst() {
+                handle(part, context: context)
+            }
+            isReplayingQueue = false
+            if let error = deferredError, !isAwaitingResponse, queued.isEmpty {
+                deferredError = nil
+                failed(error, context: context)
+                return
+            }
+            if isReadHeld, !isAwaitingResponse, queued.isEmpty {
+                isReadHeld = false
+                context.read()
+            }
         }
 
         // MARK: - Limits
@@ -190,7 +261,9 @@
         private func enterIdle(context: ChannelHandlerContext) {
             idleSince = .now()
             activity.headStarted = nil
-            schedule(after: limits.headerTimeout, context: context)
+            // One timer per connection, not one per request: when it fires it checks the deadlines of
+            // the current state and re-arms itself.
+            if timer == nil { schedule(after: limits.headerTimeout, context: context) }
         }
 
         private func schedule(after delay: TimeAmount, context: ChannelHandlerContext) {
@@ -205,7 +278,10 @@
         /// Slowloris: a head that takes longer than the header timeout gets a 408; a connection idle
         /// for longer than the idle timeout is closed.
         private func checkLimits(context: ChannelHandlerContext) {
-            guard case .idle = state, context.channel.isActive else { return }
+            guard case .idle = state, context.channel.isActive else {
+                timer = nil  // the end of the exchange re-arms it
+                return
+            }
             let now = NIODeadline.now()
             if let started = activity.headStarted {
                 let remaining = started + limits.headerTimeout - now

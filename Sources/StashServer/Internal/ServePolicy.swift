@@ -53,9 +53,16 @@
 
         /// The `Age` value to send (§5.1).
         static func ageValue(_ stored: CachedResponse, now: Date) -> String {
+            String(ageSeconds(stored, now: now))
+        }
+
+        /// The seconds of the `Age` to send (§5.1): whole seconds, at most 2³¹.
+        static func ageSeconds(_ stored: CachedResponse, now: Date) -> Int {
             // §4.2.3: current_age = corrected_initial_age + resident_time.
             let resident = max(0, now.timeIntervalSince(stored.responseTime))
-            return HTTPCachePolicy.ageHeaderValue(stored.initialAge + .milliseconds(Int(resident * 1000)))
+            let initial = stored.initialAge.components
+            let age = Double(initial.seconds) + Double(initial.attoseconds) * 1e-18 + resident
+            return Int(min(max(0, age), Double(HTTPCacheControl.maximumDeltaSeconds)))
         }
 
         /// When a request without directives of its own may take the stored response as fresh
