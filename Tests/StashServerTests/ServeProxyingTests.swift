@@ -78,6 +78,47 @@
             }
         }
 
+        /// Pipelined memory hits, a `HEAD` miss and a `POST` with a body are answered in order on one
+        /// connection (RFC 9112 §9.3.2); the `HEAD` response has no body (RFC 9110 §9.3.2); nothing
+        /// after a request with `Connection: close` is answered (RFC 9112 §9.6).
+        @Test func answersMixedPipelinedRequestsInOrderAndStopsAfterClose() async throws {
+            try await withProxy { origin, proxy in
+                origin.set("/hit", Origin.Reply(headers: [("Cache-Control", "max-age=60")], body: Data("hit".utf8)))
+                // FlyingFox would send a HEAD response's body: the origin sends it none.
+                origin.route("/head") { request, _ in
+                    Origin.Reply(
+                        headers: [("Cache-Control", "no-store")],
+                        body: request.method == "HEAD" ? Data() : Data("head".utf8))
+                }
+                origin.route("/post") { request, _ in Origin.Reply(body: Data("posted ".utf8) + request.body) }
+                _ = try await RawHTTP.request(port: proxy.port, "/hit")
+                let raw =
+                    "GET /hit HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "HEAD /head HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /hit HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "POST /post HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+                    + "GET /hit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                    + "GET /post HTTP/1.1\r\nHost: x\r\n\r\n"
+                let data = try await RawHTTP.exchange(port: proxy.port, send: Data(raw.utf8))
+                var responses: [RawHTTP.Response] = []
+                var rest = data
+                // HEAD's response has a Content-Length but no body: parse it on its own.
+                for isHead in [false, true, false, false, false] {
+                    guard let response = RawHTTP.parse(rest, isHead: isHead).first else { break }
+                    responses.append(response)
+                    let headLength = rest.range(of: Data("\r\n\r\n".utf8))!.upperBound - rest.startIndex
+                    rest = rest.dropFirst(headLength + (isHead ? 0 : response.body.count))
+                }
+                #expect(responses.map(\.status) == [200, 200, 200, 200, 200])
+                #expect(responses.map(\.text) == ["hit", "", "hit", "posted abc", "hit"])
+                #expect(responses[0].header("age") != nil)
+                #expect(rest.isEmpty)
+                #expect(origin.count("/hit") == 1)
+                #expect(origin.count("/head") == 1)
+                #expect(origin.count("/post") == 1)
+            }
+        }
+
         /// A bad origin URL is a usage error that names it.
         @Test func badOriginURLIsAUsageError() async throws {
             let proxy = try? await ServeProcess.start(["--origin", "not a url"])
