@@ -95,6 +95,9 @@
             clientConfiguration.decompression = .disabled
             clientConfiguration.connectionPool = .init(
                 idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+            // An origin that refuses connections fails the request at once (a 502, or a stale response
+            // under stale-if-error), as nginx does, rather than after retrying for the connect timeout.
+            clientConfiguration.connectionPool.retryConnectionEstablishment = false
             clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
             let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
             let store = ResponseStore(

@@ -81,11 +81,21 @@
             try await forward(stored: nil, base: base)
         }
 
-        /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3).
+        /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3),
+        /// or with `304 Not Modified` when the request's own preconditions say the client has it
+        /// (RFC 9111 §4.3.2).
         private mutating func serve(_ found: ResponseStore.Found, status: CacheStatus) async throws {
             writer.record.cacheStatus = status
             writer.record.tier = found.tier
             let response = found.response
+            if ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: response) {
+                var headers = ConditionalRequest.notModifiedHeaders(response)
+                headers.add(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
+                ProxyHeaders.addVia(to: &headers, version: head.version)
+                try await writer.head(status: 304, headers: headers)
+                await writer.end()
+                return
+            }
             var headers = response.headers
             headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
             ProxyHeaders.addVia(to: &headers, version: head.version)
@@ -132,9 +142,27 @@
                 request.body = .stream(body.sequence, length: length.map { .known($0) } ?? .unknown)
             }
             let requestTime = Date()
-            let response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+            let response: HTTPClientResponse
+            do {
+                response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+            } catch {
+                // RFC 5861 §4: an origin that cannot be reached is an error a stale response may cover.
+                guard let stored, ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
+                else { throw error }
+                context.logger.debug("\(head.method) \(head.uri): origin failed (\(error)), serving stale")
+                try await serve(stored, status: .stale)
+                return
+            }
             let responseTime = Date()
             let status = Int(response.status.code)
+            if let stored, [500, 502, 503, 504].contains(status),
+                ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
+            {
+                // RFC 5861 §4: the origin's 5xx is replaced by the stale response; its body is dropped.
+                for try await _ in response.body {}
+                try await serve(stored, status: .stale)
+                return
+            }
             let responseHeaders = ProxyHeaders.endToEnd(response.headers)
 
             for invalid in ServePolicy.invalidatedURLs(

@@ -24,5 +24,7 @@
         case expired = "EXPIRED"
         case bypass = "BYPASS"
         case onlyIfCached = "ONLY-IF-CACHED"
+        /// A stale stored response served because the origin failed (RFC 5861 §4, `stale-if-error`).
+        case stale = "STALE"
     }
 #endif

@@ -148,7 +148,9 @@
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
+            if head.method == .GET || head.method == .HEAD, !ConditionalRequest.isConditional(head.headers),
+                serveFromMemory(head, keepAlive, &record, context)
+            {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
                 if !keepAlive { context.close(promise: nil) }

@@ -15,7 +15,7 @@
             let registry = PrometheusCollectorRegistry()
             let factory = PrometheusMetricsFactory(registry: registry)
             self.registry = registry
-            let statuses: [CacheStatus] = [.hit, .miss, .revalidated, .expired, .bypass, .onlyIfCached]
+            let statuses: [CacheStatus] = [.hit, .miss, .revalidated, .expired, .bypass, .onlyIfCached, .stale]
             requests = Dictionary(
                 uniqueKeysWithValues: statuses.map {
                     (
@@ -47,7 +47,7 @@
         /// Counts one finished exchange.
         func record(_ record: ExchangeRecord) {
             requests[record.cacheStatus]?.increment()
-            if let tier = record.tier, record.cacheStatus == .hit || record.cacheStatus == .revalidated {
+            if let tier = record.tier, [.hit, .revalidated, .stale].contains(record.cacheStatus) {
                 hits[tier]?.increment()
                 bytes[tier.rawValue]?.increment(by: record.bytes)
             } else {

@@ -100,6 +100,23 @@
             }
         }
 
+        /// Whether a stale stored response may answer in place of an origin error (RFC 5861 §4): it is
+        /// stale by no more than the `stale-if-error` of the response (or of the request, for that
+        /// request), and nothing forbids serving it stale (RFC 9111 §4.2.4: `no-cache`,
+        /// `must-revalidate`, and for a shared cache `proxy-revalidate` and `s-maxage`). A request that
+        /// asks for validation itself (`no-cache`, `no-store`) gets the error.
+        static func mayServeStaleOnError(_ stored: CachedResponse, requestHeaders: HTTPHeaders, now: Date = Date())
+            -> Bool
+        {
+            let request = HTTPCacheControl(fields(requestHeaders))
+            if request.noCache || request.noStore { return false }
+            guard policy.mayServeStale(stored.stored) else { return false }
+            let allowed = max(
+                policy.responseControl(stored.stored.headers).staleIfError ?? .zero, request.staleIfError ?? .zero)
+            let staleness = policy.staleness(of: stored.stored, now: now)
+            return staleness > .zero && staleness <= allowed
+        }
+
         /// The stored headers updated with a `304 Not Modified`'s (§4.3.4).
         static func headersAfterNotModified(stored: HTTPHeaders, notModified: HTTPHeaders) -> HTTPHeaders {
             headers(policy.headersAfterNotModified(stored: fields(stored), notModified: fields(notModified)))
