@@ -100,8 +100,9 @@
             }
         }
 
-        /// Whether a stale stored response may answer in place of an origin error (RFC 5861 §4): it is
-        /// stale by no more than the `stale-if-error` of the response (or of the request, for that
+        /// Whether a stale stored response may answer in place of an origin error (RFC 5861 §4).
+        ///
+        /// It must be stale by no more than the `stale-if-error` of the response (or of the request, for that
         /// request), and nothing forbids serving it stale (RFC 9111 §4.2.4: `no-cache`,
         /// `must-revalidate`, and for a shared cache `proxy-revalidate` and `s-maxage`). A request that
         /// asks for validation itself (`no-cache`, `no-store`) gets the error.
