@@ -128,6 +128,7 @@ done
 
 results="$work/results.tsv"
 : >"$results"
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 to_ms() { # wrk prints 1.23ms, 456.00us or 1.02s
     python3 -c 'import sys,re; v=sys.argv[1]; m=re.match(r"([\d.]+)(us|ms|s)",v); n=float(m.group(1)); print({"us":n/1000,"ms":n,"s":n*1000}[m.group(2)])' "$1"
 }
@@ -141,19 +142,21 @@ for round in $(seq "$rounds"); do
             p99=$(awk '$1=="99%" {print $2}' <<<"$out")
             errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
             printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$size" "$proxy" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" >>"$results"
-            echo "round $round $size $proxy: $rps req/s p50 $p50 p99 $p99 $errors" >&2
+            echo "round $round $size $proxy: $rps req/s p50 $p50 p99 $p99 $errors (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         done
     done
 done
 
-table=$(python3 - "$results" "$rounds" "$duration" "$connections" "$(nproc)" <<'PY'
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+table=$(python3 - "$results" "$rounds" "$duration" "$connections" "$(nproc)" "$load_before" "$load_after" <<'PY'
 import statistics, sys
-path, rounds, duration, connections, cores = sys.argv[1:]
+path, rounds, duration, connections, cores, load_before, load_after = sys.argv[1:]
 rows = [line.split("\t") for line in open(path).read().splitlines()]
 def median(size, proxy, column):
     return statistics.median(float(r[column]) for r in rows if r[1] == size and r[2] == proxy)
 print(f"wrk, {connections} connections, {duration} s per run, medians of {rounds} interleaved rounds, {cores} cores "
-      "shared by wrk, the proxy and the origin; both proxies log every request (64 KiB buffer).\n")
+      "shared by wrk, the proxy and the origin; both proxies log every request (64 KiB buffer); "
+      f"1-minute load average {load_before} before the first run, {load_after} after the last.\n")
 print("| body | nginx proxy_cache req/s | stash serve req/s | stash / nginx | nginx p50 / p99 (ms) | stash p50 / p99 (ms) |")
 print("|---|---|---|---|---|---|")
 for size, label in (("1k", "1 KiB"), ("64k", "64 KiB")):
