@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cached hits per second: `stash serve` against nginx proxy_cache, both in front of one nginx origin
 # (issues 31, 32). Drives each proxy with wrk (64 connections) for cached 1 KiB and 64 KiB bodies, in
-# interleaved rounds, and prints a markdown table of the medians (requests/s, p50, p99).
+# interleaved rounds, and prints a markdown table of the medians (requests/s, p50, p99, CPU per request).
 #
 #   Benchmarks/run-serve.sh [--rounds N] [--duration SECONDS] [--connections N] [--write-readme]
 #
@@ -11,8 +11,9 @@
 #   --write-readme    replace the "## stash serve (issues 31, 32)" section of Benchmarks/README.md
 #
 # Needs nginx and wrk (apt-get install nginx wrk). Builds `stash` in release with the Serve trait.
-# Both proxies log every request to a file with a 64 KiB buffer, and run one worker per core
-# (nginx `worker_processes auto`, stash's default event-loop count).
+# Each run also reports the proxy's CPU time (user + system, from /proc) per request, which outside
+# load disturbs less than requests per second. Both proxies log every request to a file with a 64 KiB
+# buffer, and run one worker per core (nginx `worker_processes auto`, stash's default event-loop count).
 set -euo pipefail
 
 bench_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -111,6 +112,7 @@ nginx -p "$work/proxy" -c nginx.conf
 "$stash" serve --origin "http://127.0.0.1:$origin_port" --listen "127.0.0.1:$stash_port" --dir "$work/stash" \
     --access-log "$work/stash/access.log" >"$work/stash.out" 2>&1 &
 pids+=($!)
+stash_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$work/stash.out" && break; sleep 0.1; done
 grep -q "listening on" "$work/stash.out" || { cat "$work/stash.out" >&2; exit 1; }
 
@@ -129,6 +131,17 @@ done
 results="$work/results.tsv"
 : >"$results"
 load_before=$(cut -d' ' -f1 /proc/loadavg)
+# CPU seconds (user + system) the proxy's processes have used: nginx's master and workers, or stash.
+cpu_seconds() {
+    local ids
+    if [[ $1 == nginx ]]; then
+        ids="$(cat "$work/proxy/nginx.pid") $(pgrep -P "$(cat "$work/proxy/nginx.pid")" | tr '\n' ' ')"
+    else
+        ids=$stash_pid
+    fi
+    for id in $ids; do cat "/proc/$id/stat" 2>/dev/null; done |
+        awk -v tick="$(getconf CLK_TCK)" '{ sum += $14 + $15 } END { printf "%.4f", sum / tick }'
+}
 to_ms() { # wrk prints 1.23ms, 456.00us or 1.02s
     python3 -c 'import sys,re; v=sys.argv[1]; m=re.match(r"([\d.]+)(us|ms|s)",v); n=float(m.group(1)); print({"us":n/1000,"ms":n,"s":n*1000}[m.group(2)])' "$1"
 }
@@ -136,13 +149,18 @@ for round in $(seq "$rounds"); do
     for size in 1k 64k; do
         for proxy in nginx stash; do
             port=$nginx_port; [[ $proxy == stash ]] && port=$stash_port
+            cpu_before=$(cpu_seconds "$proxy")
             out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/$size")
+            cpu_after=$(cpu_seconds "$proxy")
+            requests=$(awk '/requests in/ {print $1}' <<<"$out")
+            cpu_us=$(python3 -c "print(f'{($cpu_after - $cpu_before) * 1e6 / $requests:.2f}')")
             rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
             p50=$(awk '$1=="50%" {print $2}' <<<"$out")
             p99=$(awk '$1=="99%" {print $2}' <<<"$out")
             errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$size" "$proxy" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" >>"$results"
-            echo "round $round $size $proxy: $rps req/s p50 $p50 p99 $p99 $errors (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$size" "$proxy" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" \
+                "$cpu_us" >>"$results"
+            echo "round $round $size $proxy: $rps req/s p50 $p50 p99 $p99 CPU $cpu_us us/request $errors (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         done
     done
 done
@@ -157,12 +175,14 @@ def median(size, proxy, column):
 print(f"wrk, {connections} connections, {duration} s per run, medians of {rounds} interleaved rounds, {cores} cores "
       "shared by wrk, the proxy and the origin; both proxies log every request (64 KiB buffer); "
       f"1-minute load average {load_before} before the first run, {load_after} after the last.\n")
-print("| body | nginx proxy_cache req/s | stash serve req/s | stash / nginx | nginx p50 / p99 (ms) | stash p50 / p99 (ms) |")
-print("|---|---|---|---|---|---|")
+print("| body | nginx proxy_cache req/s | stash serve req/s | stash / nginx | nginx p50 / p99 (ms) | stash p50 / p99 (ms) "
+      "| CPU µs per request, nginx / stash |")
+print("|---|---|---|---|---|---|---|")
 for size, label in (("1k", "1 KiB"), ("64k", "64 KiB")):
     n, s = median(size, "nginx", 3), median(size, "stash", 3)
     print(f"| {label} | {n:,.0f} | {s:,.0f} | {s / n:.2f}x | {median(size, 'nginx', 4):.2f} / {median(size, 'nginx', 5):.2f} "
-          f"| {median(size, 'stash', 4):.2f} / {median(size, 'stash', 5):.2f} |")
+          f"| {median(size, 'stash', 4):.2f} / {median(size, 'stash', 5):.2f} "
+          f"| {median(size, 'nginx', 6):.1f} / {median(size, 'stash', 6):.1f} |")
 PY
 )
 echo "$table"
