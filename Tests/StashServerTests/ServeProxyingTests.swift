@@ -119,6 +119,30 @@
             }
         }
 
+        /// RFC 9112 §6.3 and §7.1: a body of unknown length reaches a keep-alive client in chunks; once
+        /// stored, it is served with its `Content-Length`, and the connection carries the next request.
+        @Test func bodyOfUnknownLengthIsChunkedThenServedWithItsLength() async throws {
+            try await withProxy { origin, proxy in
+                let size = 200_000
+                origin.set(
+                    "/stream",
+                    Origin.Reply(headers: [("Cache-Control", "max-age=60")], streamedSize: size, isChunked: true))
+                let expected = Data((0..<size).map { Generated.block[$0 % Generated.block.count] })
+                let raw =
+                    "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                let responses = RawHTTP.parse(try await RawHTTP.exchange(port: proxy.port, send: Data(raw.utf8)))
+                try #require(responses.count == 2)
+                #expect(responses[0].header("transfer-encoding") == "chunked")
+                #expect(responses[0].header("content-length") == nil)
+                #expect(responses[0].body == expected)
+                #expect(responses[1].header("content-length") == String(size))
+                #expect(responses[1].header("age") != nil)
+                #expect(responses[1].body == expected)
+                #expect(origin.count("/stream") == 1)
+            }
+        }
+
         /// A bad origin URL is a usage error that names it.
         @Test func badOriginURLIsAUsageError() async throws {
             let proxy = try? await ServeProcess.start(["--origin", "not a url"])
