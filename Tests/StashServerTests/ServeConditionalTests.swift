@@ -38,6 +38,27 @@
             }
         }
 
+        /// RFC 9111 §4.3.2: a body that lives in the disk tier (too large for a 256 KiB memory tier)
+        /// answers a matching `If-None-Match` with `304` too, without the origin.
+        @Test func ifNoneMatchIsAnsweredFromTheDiskTier() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withProxy(["--dir", directory.path, "--memory-limit", "256KiB"]) { origin, proxy in
+                var reply = Self.validated
+                reply.body = Data(repeating: 7, count: 100_000)
+                origin.set("/large", reply)
+                _ = try await RawHTTP.request(port: proxy.port, "/large")
+                let response = try await RawHTTP.request(
+                    port: proxy.port, "/large", headers: [("If-None-Match", "\"v1\"")])
+                #expect(response.status == 304)
+                #expect(response.header("etag") == "\"v1\"")
+                #expect(response.body.isEmpty)
+                let full = try await RawHTTP.request(port: proxy.port, "/large")
+                #expect(full.body == reply.body)
+                #expect(origin.count("/large") == 1)
+            }
+        }
+
         /// RFC 9111 §4.3.2 and RFC 9110 §13.1.3: `If-Modified-Since` at or after the stored
         /// `Last-Modified` gets a `304`, an earlier date the `200`; `If-None-Match` takes precedence
         /// over it (RFC 9110 §13.2.2), and an invalid date is ignored.

@@ -6,8 +6,8 @@
     /// A client's own conditional `GET` or `HEAD` (`If-None-Match`, `If-Modified-Since`), evaluated
     /// against the stored response that answers it (RFC 9111 §4.3.2, RFC 9110 §13).
     enum ConditionalRequest {
-        /// Whether a request carries a precondition the proxy evaluates; the memory-hit path leaves
-        /// such requests to ``Exchange``.
+        /// Whether a request carries a precondition the proxy evaluates (a cheap test before
+        /// ``isNotModified(method:requestHeaders:stored:)``).
         static func isConditional(_ headers: HTTPHeaders) -> Bool {
             headers.contains(name: "if-none-match") || headers.contains(name: "if-modified-since")
         }

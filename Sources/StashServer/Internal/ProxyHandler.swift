@@ -148,9 +148,7 @@
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            if head.method == .GET || head.method == .HEAD, !ConditionalRequest.isConditional(head.headers),
-                serveFromMemory(head, keepAlive, &record, context)
-            {
+            if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
                 if !keepAlive { context.close(promise: nil) }
@@ -195,6 +193,23 @@
                 ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
             else {
                 return false
+            }
+            if ConditionalRequest.isConditional(head.headers),
+                ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: stored)
+            {
+                // RFC 9111 §4.3.2: the client's own validator matches the fresh stored response.
+                var headers = ConditionalRequest.notModifiedHeaders(stored)
+                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+                ProxyHeaders.addVia(to: &headers, version: head.version)
+                if !keepAlive { headers.add(name: "Connection", value: "close") }
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
+                    promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                record.status = 304
+                record.cacheStatus = .hit
+                record.tier = .memory
+                return true
             }
             if head.version == .http1_1 {
                 var encoded = context.channel.allocator.buffer(capacity: stored.encodedHead.readableBytes + 48)
