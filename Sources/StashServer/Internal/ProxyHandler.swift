@@ -280,7 +280,7 @@
             activity.headStarted = nil
             // One timer per connection, not one per request: when it fires it checks the deadlines of
             // the current state and re-arms itself.
-            if timer == nil { schedule(after: limits.headerTimeout, context: context) }
+            if timer == nil, context.channel.isActive { schedule(after: limits.headerTimeout, context: context) }
         }
 
         private func schedule(after delay: TimeAmount, context: ChannelHandlerContext) {
