@@ -49,15 +49,17 @@ extension MemoryCache {
     /// of the limits and of the statistics.
     @usableFromInline
     struct State {
-        @usableFromInline var storage = Storage()
+        // What a hit touches first (the policy, the hit counter, then the storage's index and
+        // items), so that it shares the cache lines that follow the shard's lock.
         @usableFromInline let policy: MemoryEvictionPolicy
+        @usableFromInline var statistics = MemoryCacheStatistics()
+        @usableFromInline var storage = Storage()
         let entryCostLimitRatio: Double
         @usableFromInline private(set) var costLimit: Int
         @usableFromInline var countLimit: Int
         /// The largest cost a single entry may have: the cache's `costLimit × entryCostLimitRatio`,
         /// rounded down, and at most this shard's `costLimit`.
         @usableFromInline private(set) var entryCostLimit = 0
-        @usableFromInline var statistics = MemoryCacheStatistics()
         @usableFromInline var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
         var pressureSubscription: (monitor: MemoryPressureMonitor, id: MemoryPressureMonitor.HandlerID)?
         /// Slots hit through ``MemoryCache/value(forKey:reportingHit:)`` whose hits wait to be

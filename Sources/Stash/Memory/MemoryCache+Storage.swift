@@ -58,7 +58,24 @@ extension MemoryCache {
         }
     }
 
-    /// A slot's policy bits, kept in ``Storage/marks``.
+    /// A slot's key, value and policy bits, as ``Storage/items`` holds them.
+    ///
+    /// Together, so that a hit reads one entry: it compares the key, copies the value and sets
+    /// the bit or counter in the same cache line (for small keys and values).
+    @usableFromInline
+    struct Item {
+        @usableFromInline var key: HashedKey
+        @usableFromInline var value: Value
+        @usableFromInline var mark = Mark()
+
+        @inlinable
+        init(key: HashedKey, value: Value) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// A slot's policy bits, kept in its ``Item``.
     @usableFromInline
     struct Mark {
         /// SIEVE's visited bit (0 or 1), or the read counter (0 to 3) of S3-FIFO and of the
@@ -92,9 +109,9 @@ extension MemoryCache {
     /// The entries: intrusive doubly-linked lists threaded through contiguous arrays by index,
     /// plus a key-to-slot index and the policies' own state.
     ///
-    /// Slot `i` is `keys[i]` and `values[i]` (`nil` while the slot is free) and `nodes[i]` (its
-    /// links, cost, expiry and policy bits; stale while the slot is free). Keys and values live
-    /// in arrays of their own so that reading a value on a hit copies the value alone. Every
+    /// Slot `i` is `items[i]` (its key, value and policy bits; `nil` while the slot is free) and
+    /// `nodes[i]` (its links, cost and expiry; stale while the slot is free). A hit reads the
+    /// index's bucket and the item and nothing else: the nodes are for the policy's order. Every
     /// operation is O(1). Freed slots are kept on a free list and reused, so a cache that has
     /// reached its steady size stops allocating.
     ///
@@ -107,15 +124,9 @@ extension MemoryCache {
 
         // Internal rather than private(set) because inlined code in client modules mutates them;
         // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
-        @usableFromInline var keys: [HashedKey?] = []
-        @usableFromInline var values: [Value?] = []
-        @usableFromInline var nodes: [Node] = []
-        /// Each slot's policy bits, apart from its node: 2 bytes an entry, so that the marks of a
-        /// cache of 100 000 entries stay in a core's own cache and a hit that sets one misses
-        /// nowhere else than in the index and the value.
-        @usableFromInline var marks: [Mark] = []
-        @usableFromInline var freeSlots: [Int] = []
-        @usableFromInline var slots: [HashedKey: Int] = [:]
+        // What a hit reads comes first, so that it shares the cache lines after the shard's lock.
+        @usableFromInline var index = SlotIndex()
+        @usableFromInline var items: [Item?] = []
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
         /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
@@ -123,6 +134,8 @@ extension MemoryCache {
         /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
         @usableFromInline var pendingHits: [Int] = []
         @usableFromInline var pendingCount = 0
+        @usableFromInline var nodes: [Node] = []
+        @usableFromInline var freeSlots: [Int] = []
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
         @usableFromInline var main = Queue()
         /// S3-FIFO's small queue, newest first; empty under the other policies.
@@ -139,44 +152,47 @@ extension MemoryCache {
         @usableFromInline
         init() {}
 
-        @inlinable var count: Int { slots.count }
+        @inlinable var count: Int { index.count }
 
         @inlinable var totalCost: Int { main.cost + small.cost }
 
+        /// The slot of `key`, or `nil` if it is not stored.
         @inlinable
-        func slot(forKey key: HashedKey) -> Int? { slots[key] }
+        func slot(forKey key: HashedKey) -> Int? {
+            items.withUnsafeBufferPointer { items in
+                index.slot(tag: SlotIndex.tag(key.hash)) { items[$0].unsafelyUnwrapped.key == key }
+            }
+        }
+
+        /// The policy bits of an occupied slot.
+        @inlinable
+        subscript(mark slot: Int) -> Mark {
+            get { items[slot].unsafelyUnwrapped.mark }
+            set { items[slot]!.mark = newValue }
+        }
 
         /// The value in an occupied slot.
         @inlinable
-        func value(at slot: Int) -> Value { values[slot]! }
+        func value(at slot: Int) -> Value { items[slot]!.value }
 
         /// The key in an occupied slot.
         @inlinable
-        func key(at slot: Int) -> Key { keys[slot]!.key }
+        func key(at slot: Int) -> Key { items[slot]!.key.key }
 
         /// The hash value of the key in an occupied slot.
         @inlinable
-        func hash(at slot: Int) -> Int { keys[slot]!.hash }
+        func hash(at slot: Int) -> Int { items[slot]!.key.hash }
 
-        /// Finds the slot of `key`, or claims a free one for it, hashing the key once.
+        /// Finds the slot of `key`, or claims a free one for it.
         ///
         /// A claimed slot is in the index but holds nothing yet: the caller must ``fill(_:key:value:cost:expiry:)``
         /// it before anything else touches the storage.
         @inlinable
         mutating func slot(claimingFor key: HashedKey) -> (slot: Int, isClaimed: Bool) {
-            let candidate = freeSlots.last ?? nodes.count
-            var isClaimed = false
-            let slot = Self.claim(&slots[key, default: Storage.none], candidate: candidate, isClaimed: &isClaimed)
-            return (slot, isClaimed)
-        }
-
-        @inlinable
-        static func claim(_ slot: inout Int, candidate: Int, isClaimed: inout Bool) -> Int {
-            if slot == Storage.none {
-                slot = candidate
-                isClaimed = true
-            }
-            return slot
+            if let slot = slot(forKey: key) { return (slot, false) }
+            let slot = freeSlots.last ?? nodes.count
+            index.insert(tag: SlotIndex.tag(key.hash), slot: slot)
+            return (slot, true)
         }
 
         /// Stores a new entry, unlinked, in the slot that ``slot(claimingFor:)`` claimed for
@@ -188,15 +204,11 @@ extension MemoryCache {
             if slot < nodes.count {
                 // A claimed slot below the end is the last free one.
                 freeSlots.removeLast()
-                keys[slot] = key
-                values[slot] = value
+                items[slot] = Item(key: key, value: value)
                 nodes[slot] = node
-                marks[slot] = Mark()
             } else {
-                keys.append(key)
-                values.append(value)
+                items.append(Item(key: key, value: value))
                 nodes.append(node)
-                marks.append(Mark())
             }
         }
 
@@ -209,11 +221,10 @@ extension MemoryCache {
             if slot == hand { hand = nodes[slot].previous }
             unlink(slot)
             if nodes[slot].expiry != nil { expiringCount -= 1 }
-            let key = keys[slot].take()!
-            let entry = Entry(key: key.key, value: values[slot].take()!)
+            let item = items[slot].take()!
             freeSlots.append(slot)
-            slots[key] = nil
-            return entry
+            index.remove(tag: SlotIndex.tag(item.key.hash), slot: slot)
+            return Entry(key: item.key.key, value: item.value)
         }
 
         /// Replaces an entry's value, cost and expiry in place, returning the old value.
@@ -225,7 +236,7 @@ extension MemoryCache {
             expiringCount += (expiry == nil ? 0 : 1) - (nodes[slot].expiry == nil ? 0 : 1)
             nodes[slot].expiry = expiry
             var old = value
-            swap(&old, &values[slot]!)
+            swap(&old, &items[slot]!.value)
             return old
         }
 
@@ -233,7 +244,7 @@ extension MemoryCache {
         @inlinable
         mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
             nodes[slot].isInSmallQueue = isSmall
-            marks[slot].isInSmallQueue = isSmall
+            items[slot]!.mark.isInSmallQueue = isSmall
             if isSmall {
                 Self.link(slot, atHeadOf: &small, nodes: &nodes)
             } else {
@@ -334,9 +345,8 @@ extension MemoryCache {
         ///
         /// Returns `nil` if all hold. For tests; O(n).
         func invariantViolation() -> String? {
-            guard keys.count == nodes.count, values.count == nodes.count else {
-                return "\(keys.count) keys and \(values.count) values for \(nodes.count) nodes"
-            }
+            guard items.count == nodes.count else { return "\(items.count) items for \(nodes.count) nodes" }
+            if let violation = index.invariantViolation() { return violation }
             var linked: Set<Int> = []
             for (name, queue, isSmall) in [("main", main, false), ("small", small, true)] {
                 var slot = queue.head
@@ -344,17 +354,17 @@ extension MemoryCache {
                 var visited = 0
                 var cost = 0
                 while slot != Storage.none {
-                    guard linked.count < count, let key = keys[slot], values[slot] != nil, key.hash == key.key.hashValue
-                    else {
+                    guard linked.count < count, let item = items[slot], item.key.hash == item.key.key.hashValue else {
                         return "\(name) is longer than the index or cyclic"
                     }
+                    let key = item.key
                     let node = nodes[slot]
                     guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
-                    guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
-                    guard node.isInSmallQueue == isSmall, marks[slot].isInSmallQueue == isSmall else {
+                    guard self.slot(forKey: key) == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
+                    guard node.isInSmallQueue == isSmall, item.mark.isInSmallQueue == isSmall else {
                         return "slot \(slot) is in \(name) but not marked so"
                     }
-                    let frequency = marks[slot].frequency
+                    let frequency = item.mark.frequency
                     guard frequency <= 3 else { return "slot \(slot) has frequency \(frequency)" }
                     linked.insert(slot)
                     visited += 1
@@ -373,7 +383,7 @@ extension MemoryCache {
             }
             let expiring = linked.count(where: { nodes[$0].expiry != nil })
             if expiring != expiringCount { return "\(expiring) entries expire, the count is \(expiringCount)" }
-            let storedFingerprints = Set(slots.keys.map(\.hash))
+            let storedFingerprints = Set(items.compactMap { $0?.key.hash })
             if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
                 return "fingerprint \(ghost) is both stored and a ghost"
             }
