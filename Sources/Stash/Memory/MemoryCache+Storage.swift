@@ -109,7 +109,7 @@ extension MemoryCache {
     /// The entries: intrusive doubly-linked lists threaded through contiguous arrays by index,
     /// plus a key-to-slot index and the policies' own state.
     ///
-    /// Slot `i` is `items[i]` (its key, value and policy bits; `nil` while the slot is free) and
+    /// Slot `i` is `items[i]` (its key, value and policy bits; uninitialized while the slot is free) and
     /// `nodes[i]` (its links, cost and expiry; stale while the slot is free). A hit reads the
     /// index's bucket and the item and nothing else: the nodes are for the policy's order. Every
     /// operation is O(1). Freed slots are kept on a free list and reused, so a cache that has
@@ -126,7 +126,9 @@ extension MemoryCache {
         // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
         // What a hit reads comes first, so that it shares the cache lines after the shard's lock.
         @usableFromInline var index = SlotIndex()
-        @usableFromInline var items: [Item?] = []
+        /// The items, slot by slot: ``ItemBuffer/items`` of ``itemBuffer``, read and written
+        /// without going through the object. Only occupied slots may be read.
+        @usableFromInline var items: UnsafeMutablePointer<Item>
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
         /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
@@ -136,6 +138,12 @@ extension MemoryCache {
         @usableFromInline var pendingCount = 0
         @usableFromInline var nodes: [Node] = []
         @usableFromInline var freeSlots: [Int] = []
+        /// Whether each slot holds an item: ``ItemBuffer/occupied``.
+        @usableFromInline var occupied: UnsafeMutablePointer<Bool>
+        /// How many slots ``items`` and ``occupied`` have room for.
+        @usableFromInline var itemCapacity: Int
+        /// Owns ``items``.
+        @usableFromInline let itemBuffer: ItemBuffer
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
         @usableFromInline var main = Queue()
         /// S3-FIFO's small queue, newest first; empty under the other policies.
@@ -150,7 +158,12 @@ extension MemoryCache {
         @usableFromInline var admission = Admission()
 
         @usableFromInline
-        init() {}
+        init() {
+            itemBuffer = ItemBuffer()
+            items = itemBuffer.items
+            occupied = itemBuffer.occupied
+            itemCapacity = itemBuffer.capacity
+        }
 
         @inlinable var count: Int { index.count }
 
@@ -159,29 +172,27 @@ extension MemoryCache {
         /// The slot of `key`, or `nil` if it is not stored.
         @inlinable
         func slot(forKey key: HashedKey) -> Int? {
-            items.withUnsafeBufferPointer { items in
-                index.slot(tag: SlotIndex.tag(key.hash)) { items[$0].unsafelyUnwrapped.key == key }
-            }
+            index.slot(tag: SlotIndex.tag(key.hash)) { items[$0].key == key }
         }
 
         /// The policy bits of an occupied slot.
         @inlinable
         subscript(mark slot: Int) -> Mark {
-            get { items[slot].unsafelyUnwrapped.mark }
-            set { items[slot]!.mark = newValue }
+            get { items[slot].mark }
+            nonmutating set { items[slot].mark = newValue }
         }
 
         /// The value in an occupied slot.
         @inlinable
-        func value(at slot: Int) -> Value { items[slot]!.value }
+        func value(at slot: Int) -> Value { items[slot].value }
 
         /// The key in an occupied slot.
         @inlinable
-        func key(at slot: Int) -> Key { items[slot]!.key.key }
+        func key(at slot: Int) -> Key { items[slot].key.key }
 
         /// The hash value of the key in an occupied slot.
         @inlinable
-        func hash(at slot: Int) -> Int { items[slot]!.key.hash }
+        func hash(at slot: Int) -> Int { items[slot].key.hash }
 
         /// Finds the slot of `key`, or claims a free one for it.
         ///
@@ -204,12 +215,11 @@ extension MemoryCache {
             if slot < nodes.count {
                 // A claimed slot below the end is the last free one.
                 freeSlots.removeLast()
-                items[slot] = Item(key: key, value: value)
                 nodes[slot] = node
             } else {
-                items.append(Item(key: key, value: value))
                 nodes.append(node)
             }
+            initializeItem(slot, to: Item(key: key, value: value))
         }
 
         /// Unlinks and frees an entry, returning it so that the caller can release its value
@@ -221,7 +231,7 @@ extension MemoryCache {
             if slot == hand { hand = nodes[slot].previous }
             unlink(slot)
             if nodes[slot].expiry != nil { expiringCount -= 1 }
-            let item = items[slot].take()!
+            let item = takeItem(slot)
             freeSlots.append(slot)
             index.remove(tag: SlotIndex.tag(item.key.hash), slot: slot)
             return Entry(key: item.key.key, value: item.value)
@@ -236,7 +246,7 @@ extension MemoryCache {
             expiringCount += (expiry == nil ? 0 : 1) - (nodes[slot].expiry == nil ? 0 : 1)
             nodes[slot].expiry = expiry
             var old = value
-            swap(&old, &items[slot]!.value)
+            swap(&old, &items[slot].value)
             return old
         }
 
@@ -244,7 +254,7 @@ extension MemoryCache {
         @inlinable
         mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
             nodes[slot].isInSmallQueue = isSmall
-            items[slot]!.mark.isInSmallQueue = isSmall
+            items[slot].mark.isInSmallQueue = isSmall
             if isSmall {
                 Self.link(slot, atHeadOf: &small, nodes: &nodes)
             } else {
@@ -345,7 +355,9 @@ extension MemoryCache {
         ///
         /// Returns `nil` if all hold. For tests; O(n).
         func invariantViolation() -> String? {
-            guard items.count == nodes.count else { return "\(items.count) items for \(nodes.count) nodes" }
+            guard items == itemBuffer.items, occupied == itemBuffer.occupied, itemCapacity == itemBuffer.capacity else {
+                return "the items are not where their buffer is"
+            }
             if let violation = index.invariantViolation() { return violation }
             var linked: Set<Int> = []
             for (name, queue, isSmall) in [("main", main, false), ("small", small, true)] {
@@ -354,9 +366,11 @@ extension MemoryCache {
                 var visited = 0
                 var cost = 0
                 while slot != Storage.none {
-                    guard linked.count < count, let item = items[slot], item.key.hash == item.key.key.hashValue else {
+                    guard linked.count < count, holdsItem(at: slot) else {
                         return "\(name) is longer than the index or cyclic"
                     }
+                    let item = items[slot]
+                    guard item.key.hash == item.key.key.hashValue else { return "slot \(slot) has a wrong hash" }
                     let key = item.key
                     let node = nodes[slot]
                     guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
@@ -378,12 +392,13 @@ extension MemoryCache {
             }
             if linked.count != count { return "queues hold \(linked.count) nodes, the index \(count)" }
             if linked.count + freeSlots.count != nodes.count { return "free list does not cover the empty slots" }
+            if let slot = freeSlots.first(where: holdsItem) { return "free slot \(slot) holds an item" }
             if hand != Storage.none && (!linked.contains(hand) || nodes[hand].isInSmallQueue) {
                 return "hand \(hand) is not an entry of main"
             }
             let expiring = linked.count(where: { nodes[$0].expiry != nil })
             if expiring != expiringCount { return "\(expiring) entries expire, the count is \(expiringCount)" }
-            let storedFingerprints = Set(items.compactMap { $0?.key.hash })
+            let storedFingerprints = Set(linked.map { items[$0].key.hash })
             if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
                 return "fingerprint \(ghost) is both stored and a ghost"
             }
