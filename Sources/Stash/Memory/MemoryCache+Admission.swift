@@ -207,7 +207,7 @@ extension MemoryCache.State {
         var slot = storage.main.tail
         while slot != none && (cost > limit.cost || entries > limit.count || victims == 0) {
             let node = storage.nodes[slot]
-            let newer = node.previous
+            let newer = storage.links[slot].previous
             let frequency = storage[mark: slot].frequency
             if frequency > 0 {
                 storage[mark: slot].frequency = frequency - 1

@@ -163,7 +163,7 @@ extension MemoryCache.State {
         var slot = storage.hand == none ? storage.main.tail : storage.hand
         while storage[mark: slot].frequency != 0 {
             storage[mark: slot].frequency = 0
-            slot = storage.nodes[slot].previous
+            slot = storage.links[slot].previous
             if slot == none { slot = storage.main.tail }
         }
         // Removing the victim then moves the hand on to the next newer entry.

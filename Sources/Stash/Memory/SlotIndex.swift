@@ -24,8 +24,8 @@ struct SlotIndex {
     @inlinable
     init() {}
 
-    /// The most slots a shard's index can address: the slot is stored in 32 bits.
-    @inlinable static var slotLimit: Int { Int(UInt32.max) - 1 }
+    /// The most slots a shard can have: a slot is stored in 32 bits here and in its links.
+    @inlinable static var slotLimit: Int { Int(Int32.max) - 1 }
 
     /// The tag of a key whose hash value is `hash`.
     @inlinable
