@@ -29,6 +29,13 @@ extension MemoryCache {
             sketch.climber.recordHits(1)
         }
 
+        /// Counts a hit on each of `fingerprints`, as ``recordHit(_:)`` does one by one.
+        @usableFromInline
+        mutating func recordHits(_ fingerprints: UnsafeBufferPointer<UInt32>) {
+            sketch.addOneToBlocks(fingerprints)
+            sketch.climber.recordHits(fingerprints.count)
+        }
+
         /// Counts a miss (an insertion) of `fingerprint` in a cache of `entries` entries; ages the
         /// sketch and moves the window when due, as the disk policy does at a write.
         ///

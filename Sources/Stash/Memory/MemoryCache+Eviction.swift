@@ -27,29 +27,22 @@ extension MemoryCache.State {
     mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
-            bufferHit(slot)
+            bufferHit(slot, fingerprint: 0)
         case .sieve:
             if storage[mark: slot].frequency == 0 { storage[mark: slot].frequency = 1 }
         case .s3fifo:
             if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
         case .adaptive:
             if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
-            // The slot in the low half, the fingerprint (the hash, truncated) in the high half.
-            bufferHit(slot | Int(truncatingIfNeeded: UInt64(UInt32(truncatingIfNeeded: hash)) << 32))
+            bufferHit(slot, fingerprint: UInt32(truncatingIfNeeded: hash))
         }
     }
 
     @inlinable
-    mutating func bufferHit(_ slot: Int) {
-        if storage.pendingCount == storage.pendingHits.count {
-            if storage.pendingCount < Self.pendingHitLimit {
-                storage.pendingHits.append(slot)
-                storage.pendingCount += 1
-                return
-            }
-            replayHits()
-        }
-        storage.pendingHits[storage.pendingCount] = slot
+    mutating func bufferHit(_ slot: Int, fingerprint: UInt32) {
+        if storage.pendingCount == Self.pendingHitLimit { replayHits() }
+        storage.pendingSlots[storage.pendingCount] = slot
+        storage.pendingFingerprints[storage.pendingCount] = fingerprint
         storage.pendingCount += 1
     }
 
@@ -72,14 +65,15 @@ extension MemoryCache.State {
         storage.pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
-            for index in 0..<count { storage.moveToFront(storage.pendingHits[index]) }
+            for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }
         case .adaptive:
+            // The window's order and the sketch's counts do not depend on each other: each is
+            // brought up to date in a loop of its own, the sketch in one call.
             for index in 0..<count {
-                let packed = UInt64(UInt(bitPattern: storage.pendingHits[index]))
-                let slot = Int(packed & 0xFFFF_FFFF)
+                let slot = storage.pendingSlots[index]
                 if storage[mark: slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
-                storage.admission.recordHit(UInt32(truncatingIfNeeded: packed >> 32))
             }
+            storage.admission.recordHits(UnsafeBufferPointer(start: storage.pendingFingerprints, count: count))
         case .sieve, .s3fifo:
             break
         }

@@ -1,6 +1,7 @@
 extension MemoryCache {
     /// The memory that holds a shard's items, one per slot, with a flag per slot that says
-    /// whether it holds one; it frees the items that are left when the storage goes away.
+    /// whether it holds one, and the buffer of hits that LRU and the adaptive policy replay; it
+    /// frees the items that are left when the storage goes away.
     ///
     /// A plain allocation rather than an `[Item?]`: Swift copies a whole optional element
     /// (retaining its key and value) to read one field of it, so every read of an item's key or
@@ -17,17 +18,25 @@ extension MemoryCache {
         @usableFromInline private(set) var occupied: UnsafeMutablePointer<Bool>
         /// How many slots the allocation has.
         @usableFromInline private(set) var capacity = 0
+        /// Room for ``State/pendingHitLimit`` buffered hits' slots.
+        @usableFromInline let pendingSlots: UnsafeMutablePointer<Int>
+        /// Room for as many buffered hits' fingerprints (the adaptive policy's).
+        @usableFromInline let pendingFingerprints: UnsafeMutablePointer<UInt32>
 
         @usableFromInline
         init() {
             items = .allocate(capacity: 0)
             occupied = .allocate(capacity: 0)
+            pendingSlots = .allocate(capacity: State.pendingHitLimit)
+            pendingFingerprints = .allocate(capacity: State.pendingHitLimit)
         }
 
         deinit {
             for slot in 0..<capacity where occupied[slot] { (items + slot).deinitialize(count: 1) }
             items.deallocate()
             occupied.deallocate()
+            pendingSlots.deallocate()
+            pendingFingerprints.deallocate()
         }
 
         /// Moves the items to an allocation of at least `count` slots (twice the capacity, 16 at

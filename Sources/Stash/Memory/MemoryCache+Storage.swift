@@ -146,15 +146,20 @@ extension MemoryCache {
         // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
         // What a hit reads comes first, so that it shares the cache lines after the shard's lock.
         @usableFromInline var index = SlotIndex()
-        /// The items, slot by slot: ``ItemBuffer/items`` of ``itemBuffer``, read and written
-        /// without going through the object. Only occupied slots may be read.
+        /// The items, slot by slot.
+        ///
+        /// ``ItemBuffer/items`` of ``itemBuffer``, read and written without going through the
+        /// object. Only occupied slots may be read.
         @usableFromInline var items: UnsafeMutablePointer<Item>
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
-        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
+        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first, and
+        /// the adaptive policy's fingerprints of their keys: ``ItemBuffer/pendingSlots`` and
+        /// ``ItemBuffer/pendingFingerprints``.
         ///
         /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
-        @usableFromInline var pendingHits: [Int] = []
+        @usableFromInline let pendingSlots: UnsafeMutablePointer<Int>
+        @usableFromInline let pendingFingerprints: UnsafeMutablePointer<UInt32>
         @usableFromInline var pendingCount = 0
         @usableFromInline var nodes: [Node] = []
         @usableFromInline var links: [Link] = []
@@ -184,6 +189,8 @@ extension MemoryCache {
             items = itemBuffer.items
             occupied = itemBuffer.occupied
             itemCapacity = itemBuffer.capacity
+            pendingSlots = itemBuffer.pendingSlots
+            pendingFingerprints = itemBuffer.pendingFingerprints
         }
 
         @inlinable var count: Int { index.count }

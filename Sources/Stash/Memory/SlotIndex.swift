@@ -137,7 +137,7 @@ struct SlotIndex {
             // Every bucket from its home up to it must be occupied, or a lookup stops short.
             var probe = home(bucket >> 32)
             while probe != position {
-                if buckets[probe] == 0 { return "bucket \(position) is unreachable from its home \(home(bucket >> 32))" }
+                if buckets[probe] == 0 { return "bucket \(position) is unreachable from its home" }
                 probe = (probe + 1) & mask
             }
         }
