@@ -153,7 +153,9 @@ package struct FrequencySketch: Hashable, Sendable {
 
     /// Adds one to each of the four counters of `fingerprint` in its 64-byte block of `table`.
     @inline(__always)
-    private static func addOne(_ fingerprint: Int64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int) {
+    private static func addOne(
+        _ fingerprint: Int64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int
+    ) {
         let mixed = mix(UInt64(bitPattern: fingerprint))
         let base = (Int(truncatingIfNeeded: mixed) & blockMask) * 8
         for row in 0..<4 {
