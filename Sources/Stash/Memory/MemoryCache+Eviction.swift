@@ -40,10 +40,10 @@ extension MemoryCache.State {
 
     @inlinable
     mutating func bufferHit(_ slot: Int, fingerprint: UInt32) {
-        if storage.pendingCount == Self.pendingHitLimit { replayHits() }
-        storage.pendingSlots[storage.pendingCount] = slot
-        storage.pendingFingerprints[storage.pendingCount] = fingerprint
-        storage.pendingCount += 1
+        if pendingCount == Self.pendingHitLimit { replayHits() }
+        storage.pendingSlots[pendingCount] = slot
+        storage.pendingFingerprints[pendingCount] = fingerprint
+        pendingCount += 1
     }
 
     /// Replays the buffered hits, oldest first (LRU moves each entry to the front, the adaptive
@@ -54,15 +54,15 @@ extension MemoryCache.State {
     /// buffered slot is ever stale. O(k) for k buffered hits, each paid for by its hit.
     @inlinable
     mutating func catchUp() {
-        if storage.pendingCount > 0 { replayHits() }
+        if pendingCount > 0 { replayHits() }
         if !reportedSlots.isEmpty { keepReportedKeys() }
     }
 
     /// Replays the buffered hits: the first half of ``catchUp()``.
     @inlinable
     mutating func replayHits() {
-        let count = storage.pendingCount
-        storage.pendingCount = 0
+        let count = pendingCount
+        pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
             for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }

@@ -49,9 +49,12 @@ extension MemoryCache {
     /// of the limits and of the statistics.
     @usableFromInline
     struct State {
-        // What a hit touches first (the policy, the hit counter, then the storage's index and
-        // items), so that it shares the cache lines that follow the shard's lock.
+        // What a hit writes (the lock, the read buffer's count, the hit counter) shares the
+        // shard lock's cache line, and what it only reads (the policy, the storage's index and
+        // items) follows: when two threads take turns on a shard, one line changes hands.
         @usableFromInline let policy: MemoryEvictionPolicy
+        /// How many of ``Storage/pendingSlots`` wait to be replayed.
+        @usableFromInline var pendingCount = 0
         @usableFromInline var statistics = MemoryCacheStatistics()
         @usableFromInline var storage = Storage()
         let entryCostLimitRatio: Double

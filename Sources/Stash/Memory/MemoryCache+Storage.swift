@@ -157,10 +157,10 @@ extension MemoryCache {
         /// the adaptive policy's fingerprints of their keys: ``ItemBuffer/pendingSlots`` and
         /// ``ItemBuffer/pendingFingerprints``.
         ///
-        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
+        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first
+        /// ``MemoryCache/State/pendingCount`` are meaningful.
         @usableFromInline let pendingSlots: UnsafeMutablePointer<Int>
         @usableFromInline let pendingFingerprints: UnsafeMutablePointer<UInt32>
-        @usableFromInline var pendingCount = 0
         @usableFromInline var nodes: [Node] = []
         @usableFromInline var links: [Link] = []
         @usableFromInline var freeSlots: [Int] = []
