@@ -23,7 +23,7 @@ extension MemoryCache.State {
     /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
     /// and keeps whether the entry is in the window in its ``Mark``, so that neither the
     /// hit nor the replay of a main-queue hit reads the entry's node.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
