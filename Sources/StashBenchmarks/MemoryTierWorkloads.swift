@@ -4,9 +4,10 @@ import Synchronization
 
 /// Issue 33's memory-tier workloads: 100 000 entries of `Int → Data`, 2 000 000 random hits per
 /// thread, on 1, 2 and 4 threads sharing one structure; beside a `Mutex<[Int: Data]>` and a
-/// textbook locked LRU (a dictionary of class nodes in a doubly-linked list) in the same run.
+/// textbook locked LRU (a dictionary of class nodes in a doubly-linked list) in the same run,
+/// and as the machine's ceiling for the thread rows, a `Mutex<[Int: Data]>` per thread (`private`).
 ///
-/// `StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4] [--only mutex,lru-list,…]`
+/// `StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4] [--only mutex,private,lru-list,…]`
 /// prints one JSON line per structure and thread count: the median nanoseconds per hit per
 /// thread, the hits per second of all threads together, and every run.
 struct MemoryTierWorkloads {
@@ -54,6 +55,7 @@ struct MemoryTierWorkloads {
         }
 
         let mutex = MutexDictionary()
+        let ceiling = wants("private") ? PrivateDictionaries(count: threadCounts.max() ?? 1, values: makeValues) : nil
         let textbook = TextbookLRU(capacity: entries)
         let policies: [(String, MemoryEvictionPolicy)] = [
             ("memory-lru", .leastRecentlyUsed), ("memory-sieve", .sieve), ("memory-s3fifo", .s3fifo),
@@ -74,6 +76,7 @@ struct MemoryTierWorkloads {
         for round in 0...runs {
             for threads in threadCounts {
                 if wants("mutex") { record("mutex-dictionary", threads, Self.time(mutex, keys, threads)) }
+                if let ceiling { record("private-dictionaries", threads, Self.time(ceiling, keys, threads)) }
                 if wants("lru-list") { record("textbook-lru", threads, Self.time(textbook, keys, threads)) }
                 for (name, cache) in caches { record(name, threads, Self.time(cache, keys, threads)) }
             }
@@ -110,7 +113,7 @@ struct MemoryTierWorkloads {
                     for i in 0..<keys.count {
                         var index = i + offset
                         if index >= keys.count { index -= keys.count }
-                        if target.hit(keys[index]) { found += 1 }
+                        if target.hit(keys[index], thread: t) { found += 1 }
                     }
                 }
                 precondition(found == keys.count, "\(Target.self) missed \(keys.count - found) hits")
@@ -158,6 +161,30 @@ func threadCPUNanoseconds() -> UInt64 {
 /// Something a benchmark thread hits: a lookup that must find a value.
 protocol HitTarget: Sendable {
     func hit(_ key: Int) -> Bool
+    /// A hit by benchmark thread `thread`; the same as ``hit(_:)`` for a structure the threads share.
+    func hit(_ key: Int, thread: Int) -> Bool
+}
+
+extension HitTarget {
+    func hit(_ key: Int, thread: Int) -> Bool { hit(key) }
+}
+
+/// The machine's ceiling for the thread rows: each thread hits a `Mutex<[Int: Data]>` and values
+/// of its own, so that the threads share nothing but the cores' caches and memory bandwidth.
+final class PrivateDictionaries: HitTarget {
+    let dictionaries: [MutexDictionary]
+
+    init(count: Int, values: () -> [Data]) {
+        dictionaries = (0..<count).map { _ in
+            let dictionary = MutexDictionary()
+            for (key, value) in values().enumerated() { dictionary.store(value, key) }
+            return dictionary
+        }
+    }
+
+    func hit(_ key: Int) -> Bool { dictionaries[0].hit(key) }
+
+    func hit(_ key: Int, thread: Int) -> Bool { dictionaries[thread].hit(key) }
 }
 
 extension MemoryCache: HitTarget where Key == Int, Value == Data {

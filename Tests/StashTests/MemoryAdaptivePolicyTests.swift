@@ -8,9 +8,9 @@ import Testing
         #expect(MemoryEvictionPolicy.adaptive.description == EvictionPolicy.adaptive.description)
     }
 
-    /// The key's fingerprint lives in the node's padding: a node still takes 48 bytes.
-    @Test func theStoredFingerprintKeepsTheNodeAt48Bytes() {
-        #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 48)
+    /// The key's fingerprint lives in the node's padding: a node still takes 32 bytes.
+    @Test func theStoredFingerprintKeepsTheNodeAt32Bytes() {
+        #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 32)
     }
 
     /// The window (1 % of 400 entries: 4) is kept in LRU order: a hit moves the entry to the

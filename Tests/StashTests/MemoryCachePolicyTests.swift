@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Stash
@@ -30,7 +31,16 @@ import Testing
     }
 
     @Test func policyBitsFitInTheNodesPadding() {
-        #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 48)
+        #expect(MemoryLayout<MemoryCache<String, Int>.Node>.stride == 32)
+    }
+
+    /// A hit reads one item: the key (with its hash), the value and the policy bits together;
+    /// the links of a slot take 8 bytes, apart.
+    @Test func anItemHoldsKeyValueAndMarkAndTheLinksTakeEightBytes() {
+        // HashedKey<Int> (16) + Data (16) + Mark (3), padded to 8.
+        #expect(MemoryLayout<MemoryCache<Int, Data>.Item>.stride == 40)
+        #expect(MemoryLayout<MemoryCache<Int, Data>.Mark>.size == 3)
+        #expect(MemoryLayout<MemoryCache<Int, Data>.Link>.stride == 8)
     }
 
     // MARK: - SIEVE

@@ -133,16 +133,36 @@ package struct FrequencySketch: Hashable, Sendable {
     /// with a count of 1, in one pass over the key's block (the memory tier's hit path).
     package mutating func addOneToBlock(_ fingerprint: Int64) {
         precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
-        let mixed = Self.mix(UInt64(bitPattern: fingerprint))
-        let base = (Int(truncatingIfNeeded: mixed) & (words.count / 8 - 1)) * 8
+        let blockMask = words.count / 8 - 1
+        words.withUnsafeMutableBufferPointer { Self.addOne(fingerprint, toBlockOf: $0, blockMask: blockMask) }
+        additions += 1
+    }
+
+    /// ``addOneToBlock(_:)`` for each of `fingerprints`, in order, in one pass over the table
+    /// (the memory tier's replay of buffered hits).
+    package mutating func addOneToBlocks(_ fingerprints: UnsafeBufferPointer<UInt32>) {
+        precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
+        let blockMask = words.count / 8 - 1
         words.withUnsafeMutableBufferPointer { table in
-            for row in 0..<4 {
-                let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
-                let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
-                if (table[word] >> shift) & 0xF < 15 { table[word] += 1 << shift }
+            for fingerprint in fingerprints {
+                Self.addOne(Int64(fingerprint), toBlockOf: table, blockMask: blockMask)
             }
         }
-        additions += 1
+        additions += fingerprints.count
+    }
+
+    /// Adds one to each of the four counters of `fingerprint` in its 64-byte block of `table`.
+    @inline(__always)
+    private static func addOne(
+        _ fingerprint: Int64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int
+    ) {
+        let mixed = mix(UInt64(bitPattern: fingerprint))
+        let base = (Int(truncatingIfNeeded: mixed) & blockMask) * 8
+        for row in 0..<4 {
+            let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
+            let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
+            if (table[word] >> shift) & 0xF < 15 { table[word] += 1 << shift }
+        }
     }
 
     /// Halves every counter once `samplesPerWord` additions per table word (`sampleSize` by

@@ -91,7 +91,15 @@ package final class LockedValue<Value>: @unchecked Sendable {
             mutex.initialize(to: os_unfair_lock())
         #else
             mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            #if canImport(Glibc)
+                // Spin briefly before sleeping: the critical sections are a few hundred
+                // nanoseconds, and a futex sleep and wake-up cost microseconds.
+                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            #endif
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
         #endif
         let pointer = (block + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
         pointer.initialize(to: value)

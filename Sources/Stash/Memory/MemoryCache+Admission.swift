@@ -29,6 +29,13 @@ extension MemoryCache {
             sketch.climber.recordHits(1)
         }
 
+        /// Counts a hit on each of `fingerprints`, as ``recordHit(_:)`` does one by one.
+        @usableFromInline
+        mutating func recordHits(_ fingerprints: UnsafeBufferPointer<UInt32>) {
+            sketch.addOneToBlocks(fingerprints)
+            sketch.climber.recordHits(fingerprints.count)
+        }
+
         /// Counts a miss (an insertion) of `fingerprint` in a cache of `entries` entries; ages the
         /// sketch and moves the window when due, as the disk policy does at a write.
         ///
@@ -169,7 +176,7 @@ extension MemoryCache.State {
             guard let victims = clockVictims(makingRoomFor: candidate, within: mainLimit),
                 outweighs(candidate, victims)
             else { return candidate }
-            storage.marks[candidate].frequency = 0
+            storage[mark: candidate].frequency = 0
             storage.moveToHeadOfMain(candidate)
             storage.admission.condemned = victims.count - 1
             return storage.main.tail
@@ -207,10 +214,10 @@ extension MemoryCache.State {
         var slot = storage.main.tail
         while slot != none && (cost > limit.cost || entries > limit.count || victims == 0) {
             let node = storage.nodes[slot]
-            let newer = node.previous
-            let frequency = storage.marks[slot].frequency
+            let newer = storage.links[slot].previous
+            let frequency = storage[mark: slot].frequency
             if frequency > 0 {
-                storage.marks[slot].frequency = frequency - 1
+                storage[mark: slot].frequency = frequency - 1
                 storage.moveToFront(slot)
             } else {
                 victims += 1
@@ -281,9 +288,9 @@ extension MemoryCache.State {
         let none = MemoryCache.Storage.none
         while storage.main.tail != none {
             let slot = storage.main.tail
-            let frequency = storage.marks[slot].frequency
+            let frequency = storage[mark: slot].frequency
             guard frequency > 0 else { return slot }
-            storage.marks[slot].frequency = frequency - 1
+            storage[mark: slot].frequency = frequency - 1
             storage.moveToFront(slot)
         }
         return nil

@@ -1,5 +1,5 @@
 // Where the eviction policy decides. Each function switches over ``MemoryEvictionPolicy``;
-// the per-entry bits (SIEVE's visited bit, S3-FIFO's counter and queue) live on `Node`, and
+// the per-entry bits (SIEVE's visited bit, S3-FIFO's counter) live in the slot's `Mark`, and
 // the per-cache state (SIEVE's hand, S3-FIFO's small queue and ghosts) on `Storage`.
 extension MemoryCache.State {
     /// The most S3-FIFO's read counter counts: two bits' worth.
@@ -21,36 +21,29 @@ extension MemoryCache.State {
     /// order, so every decision is the one the hits would have made one by one.
     ///
     /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
-    /// and keeps whether the entry is in the window in ``Storage/marks``, so that neither the
+    /// and keeps whether the entry is in the window in its ``Mark``, so that neither the
     /// hit nor the replay of a main-queue hit reads the entry's node.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
-            bufferHit(slot)
+            bufferHit(slot, fingerprint: 0)
         case .sieve:
-            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
+            if storage[mark: slot].frequency == 0 { storage[mark: slot].frequency = 1 }
         case .s3fifo:
-            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
+            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
         case .adaptive:
-            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
-            // The slot in the low half, the fingerprint (the hash, truncated) in the high half.
-            bufferHit(slot | Int(truncatingIfNeeded: UInt64(UInt32(truncatingIfNeeded: hash)) << 32))
+            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
+            bufferHit(slot, fingerprint: UInt32(truncatingIfNeeded: hash))
         }
     }
 
     @inlinable
-    mutating func bufferHit(_ slot: Int) {
-        if storage.pendingCount == storage.pendingHits.count {
-            if storage.pendingCount < Self.pendingHitLimit {
-                storage.pendingHits.append(slot)
-                storage.pendingCount += 1
-                return
-            }
-            replayHits()
-        }
-        storage.pendingHits[storage.pendingCount] = slot
-        storage.pendingCount += 1
+    mutating func bufferHit(_ slot: Int, fingerprint: UInt32) {
+        if pendingCount == Self.pendingHitLimit { replayHits() }
+        storage.pendingSlots[pendingCount] = slot
+        storage.pendingFingerprints[pendingCount] = fingerprint
+        pendingCount += 1
     }
 
     /// Replays the buffered hits, oldest first (LRU moves each entry to the front, the adaptive
@@ -61,25 +54,26 @@ extension MemoryCache.State {
     /// buffered slot is ever stale. O(k) for k buffered hits, each paid for by its hit.
     @inlinable
     mutating func catchUp() {
-        if storage.pendingCount > 0 { replayHits() }
+        if pendingCount > 0 { replayHits() }
         if !reportedSlots.isEmpty { keepReportedKeys() }
     }
 
     /// Replays the buffered hits: the first half of ``catchUp()``.
     @inlinable
     mutating func replayHits() {
-        let count = storage.pendingCount
-        storage.pendingCount = 0
+        let count = pendingCount
+        pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
-            for index in 0..<count { storage.moveToFront(storage.pendingHits[index]) }
+            for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }
         case .adaptive:
+            // The window's order and the sketch's counts do not depend on each other: each is
+            // brought up to date in a loop of its own, the sketch in one call.
             for index in 0..<count {
-                let packed = UInt64(UInt(bitPattern: storage.pendingHits[index]))
-                let slot = Int(packed & 0xFFFF_FFFF)
-                if storage.marks[slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
-                storage.admission.recordHit(UInt32(truncatingIfNeeded: packed >> 32))
+                let slot = storage.pendingSlots[index]
+                if storage[mark: slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
             }
+            storage.admission.recordHits(UnsafeBufferPointer(start: storage.pendingFingerprints, count: count))
         case .sieve, .s3fifo:
             break
         }
@@ -93,14 +87,14 @@ extension MemoryCache.State {
         case .leastRecentlyUsed:
             storage.moveToFront(slot)
         case .sieve:
-            if storage.marks[slot].frequency == 0 { storage.marks[slot].frequency = 1 }
+            if storage[mark: slot].frequency == 0 { storage[mark: slot].frequency = 1 }
         case .s3fifo:
-            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
+            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
         case .adaptive:
             // The key's fingerprint was stored with the entry: a hit neither copies nor hashes
             // the key.
             let node = storage.nodes[slot]
-            if storage.marks[slot].frequency < Self.maximumFrequency { storage.marks[slot].frequency += 1 }
+            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
             if node.isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
             storage.admission.recordHit(node.fingerprint)
         }
@@ -161,9 +155,9 @@ extension MemoryCache.State {
         let none = MemoryCache.Storage.none
         guard storage.main.tail != none else { return nil }
         var slot = storage.hand == none ? storage.main.tail : storage.hand
-        while storage.marks[slot].frequency != 0 {
-            storage.marks[slot].frequency = 0
-            slot = storage.nodes[slot].previous
+        while storage[mark: slot].frequency != 0 {
+            storage[mark: slot].frequency = 0
+            slot = storage.links[slot].previous
             if slot == none { slot = storage.main.tail }
         }
         // Removing the victim then moves the hand on to the next newer entry.
@@ -188,17 +182,17 @@ extension MemoryCache.State {
                 small.cost > Self.tenthRoundedUp(cost) || small.count > Self.tenthRoundedUp(count)
             if small.tail != none && (isSmallOverShare || storage.main.tail == none) {
                 let slot = small.tail
-                guard storage.marks[slot].frequency > 0 else {
+                guard storage[mark: slot].frequency > 0 else {
                     storage.ghosts.append(storage.hash(at: slot), limit: storage.main.count)
                     return slot
                 }
-                storage.marks[slot].frequency = 0
+                storage[mark: slot].frequency = 0
                 storage.moveToHeadOfMain(slot)
             } else if storage.main.tail != none {
                 let slot = storage.main.tail
-                let frequency = storage.marks[slot].frequency
+                let frequency = storage[mark: slot].frequency
                 guard frequency > 0 else { return slot }
-                storage.marks[slot].frequency = frequency - 1
+                storage[mark: slot].frequency = frequency - 1
                 storage.moveToFront(slot)
             } else {
                 return nil

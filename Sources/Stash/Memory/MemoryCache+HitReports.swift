@@ -51,9 +51,9 @@ extension MemoryCache.State {
     @inlinable
     mutating func reportHit(_ slot: Int) -> MemoryCache.HitReport {
         reportedHitCount += 1
-        let unreported = storage.marks[slot].unreportedHits
+        let unreported = storage[mark: slot].unreportedHits
         guard unreported < .max else { return .none }
-        storage.marks[slot].unreportedHits = unreported + 1
+        storage[mark: slot].unreportedHits = unreported + 1
         guard unreported == 0 else { return .none }
         reportedSlots.append(slot)
         if reportedSlots.count == 1 { return .first }
@@ -64,8 +64,8 @@ extension MemoryCache.State {
     @inlinable
     mutating func keepReportedKeys() {
         for slot in reportedSlots {
-            reportedKeys.append((storage.key(at: slot), Int(storage.marks[slot].unreportedHits)))
-            storage.marks[slot].unreportedHits = 0
+            reportedKeys.append((storage.key(at: slot), Int(storage[mark: slot].unreportedHits)))
+            storage[mark: slot].unreportedHits = 0
         }
         reportedSlots.removeAll(keepingCapacity: true)
     }

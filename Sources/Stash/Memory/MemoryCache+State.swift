@@ -49,15 +49,20 @@ extension MemoryCache {
     /// of the limits and of the statistics.
     @usableFromInline
     struct State {
-        @usableFromInline var storage = Storage()
+        // What a hit writes (the lock, the read buffer's count, the hit counter) shares the
+        // shard lock's cache line, and what it only reads (the policy, the storage's index and
+        // items) follows: when two threads take turns on a shard, one line changes hands.
         @usableFromInline let policy: MemoryEvictionPolicy
+        /// How many of ``Storage/pendingSlots`` wait to be replayed.
+        @usableFromInline var pendingCount = 0
+        @usableFromInline var statistics = MemoryCacheStatistics()
+        @usableFromInline var storage = Storage()
         let entryCostLimitRatio: Double
         @usableFromInline private(set) var costLimit: Int
         @usableFromInline var countLimit: Int
         /// The largest cost a single entry may have: the cache's `costLimit × entryCostLimitRatio`,
         /// rounded down, and at most this shard's `costLimit`.
         @usableFromInline private(set) var entryCostLimit = 0
-        @usableFromInline var statistics = MemoryCacheStatistics()
         @usableFromInline var onEviction: (@Sendable (Key, Value, MemoryEvictionReason) -> Void)?
         var pressureSubscription: (monitor: MemoryPressureMonitor, id: MemoryPressureMonitor.HandlerID)?
         /// Slots hit through ``MemoryCache/value(forKey:reportingHit:)`` whose hits wait to be

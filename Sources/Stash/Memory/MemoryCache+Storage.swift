@@ -15,10 +15,10 @@ extension MemoryCache {
         }
     }
 
-    /// An entry's place in its queue, its cost, its expiry and its policy bits.
+    /// An entry's cost, its expiry and the policy's bits that a hit does not touch.
     ///
-    /// Kept apart from the key and value, and made of plain integers, so that relinking an
-    /// entry on a hit touches no reference-counted field.
+    /// Kept apart from the item and the links, and made of plain values: the policies read it
+    /// when they evict, and a hit reads it only for an entry that has an expiry.
     @usableFromInline
     struct Node {
         @usableFromInline var cost: Int
@@ -28,27 +28,21 @@ extension MemoryCache {
         /// Whether the entry is in S3-FIFO's small queue rather than in ``Storage/main``.
         ///
         /// Declared after `expiry`, like `fingerprint`, so that both fit in the padding that
-        /// follows the optional `Duration` and the node stays 48 bytes.
+        /// follows the optional `Duration` and the node stays 32 bytes.
         @usableFromInline var isInSmallQueue: Bool
         /// The adaptive policy's fingerprint of the key: its hash value, truncated.
         ///
         /// Computed once when the entry is stored, so that a hit does not hash the key again; 0
         /// under the other policies. It fills the rest of the padding after `isInSmallQueue`.
         @usableFromInline var fingerprint: UInt32
-        /// The neighbour towards the head (newer, or more recently used), or ``Storage/none``.
-        @usableFromInline var previous: Int
-        /// The neighbour towards the tail (older, or less recently used), or ``Storage/none``.
-        @usableFromInline var next: Int
 
-        /// Creates a node that is not linked to any neighbour.
+        /// Creates a node.
         @inlinable
         init(cost: Int, expiry: Duration?) {
             self.cost = cost
             self.expiry = expiry
             self.isInSmallQueue = false
             self.fingerprint = 0
-            self.previous = Storage.none
-            self.next = Storage.none
         }
 
         @inlinable
@@ -58,7 +52,50 @@ extension MemoryCache {
         }
     }
 
-    /// A slot's policy bits, kept in ``Storage/marks``.
+    /// A slot's neighbours in its queue, kept in ``Storage/links``.
+    ///
+    /// Apart from the nodes and in 32 bits each: 8 bytes a slot, so that the links of a cache of
+    /// 100 000 entries (800 KB) stay in a core's second-level cache, and LRU's move of a hit
+    /// entry to the front, which touches three entries' links, rarely goes further.
+    @usableFromInline
+    struct Link {
+        @usableFromInline var storedPrevious: Int32 = -1
+        @usableFromInline var storedNext: Int32 = -1
+
+        @inlinable
+        init() {}
+
+        /// The neighbour towards the head (newer, or more recently used), or ``Storage/none``.
+        @inlinable var previous: Int {
+            get { Int(storedPrevious) }
+            set { storedPrevious = Int32(truncatingIfNeeded: newValue) }
+        }
+
+        /// The neighbour towards the tail (older, or less recently used), or ``Storage/none``.
+        @inlinable var next: Int {
+            get { Int(storedNext) }
+            set { storedNext = Int32(truncatingIfNeeded: newValue) }
+        }
+    }
+
+    /// A slot's key, value and policy bits, as ``Storage/items`` holds them.
+    ///
+    /// Together, so that a hit reads one entry: it compares the key, copies the value and sets
+    /// the bit or counter in the same cache line (for small keys and values).
+    @usableFromInline
+    struct Item {
+        @usableFromInline var key: HashedKey
+        @usableFromInline var value: Value
+        @usableFromInline var mark = Mark()
+
+        @inlinable
+        init(key: HashedKey, value: Value) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// A slot's policy bits, kept in its ``Item``.
     @usableFromInline
     struct Mark {
         /// SIEVE's visited bit (0 or 1), or the read counter (0 to 3) of S3-FIFO and of the
@@ -74,7 +111,7 @@ extension MemoryCache {
         init() {}
     }
 
-    /// The ends of one doubly-linked list threaded through ``Storage/nodes``, and how many
+    /// The ends of one doubly-linked list threaded through ``Storage/links``, and how many
     /// entries it holds at what total cost.
     @usableFromInline
     struct Queue {
@@ -92,9 +129,9 @@ extension MemoryCache {
     /// The entries: intrusive doubly-linked lists threaded through contiguous arrays by index,
     /// plus a key-to-slot index and the policies' own state.
     ///
-    /// Slot `i` is `keys[i]` and `values[i]` (`nil` while the slot is free) and `nodes[i]` (its
-    /// links, cost, expiry and policy bits; stale while the slot is free). Keys and values live
-    /// in arrays of their own so that reading a value on a hit copies the value alone. Every
+    /// Slot `i` is `items[i]` (its key, value and policy bits; uninitialized while the slot is free) and
+    /// `nodes[i]` and `links[i]` (its cost and expiry, its neighbours; stale while the slot is
+    /// free). A hit reads the index's bucket and the item and nothing else. Every
     /// operation is O(1). Freed slots are kept on a free list and reused, so a cache that has
     /// reached its steady size stops allocating.
     ///
@@ -107,22 +144,32 @@ extension MemoryCache {
 
         // Internal rather than private(set) because inlined code in client modules mutates them;
         // only the methods below and the policy functions in MemoryCache+Eviction.swift do.
-        @usableFromInline var keys: [HashedKey?] = []
-        @usableFromInline var values: [Value?] = []
-        @usableFromInline var nodes: [Node] = []
-        /// Each slot's policy bits, apart from its node: 2 bytes an entry, so that the marks of a
-        /// cache of 100 000 entries stay in a core's own cache and a hit that sets one misses
-        /// nowhere else than in the index and the value.
-        @usableFromInline var marks: [Mark] = []
-        @usableFromInline var freeSlots: [Int] = []
-        @usableFromInline var slots: [HashedKey: Int] = [:]
+        // What a hit reads comes first, so that it shares the cache lines after the shard's lock.
+        @usableFromInline var index = SlotIndex()
+        /// The items, slot by slot.
+        ///
+        /// ``ItemBuffer/items`` of ``itemBuffer``, read and written without going through the
+        /// object. Only occupied slots may be read.
+        @usableFromInline var items: UnsafeMutablePointer<Item>
         /// How many stored entries have an expiry: while none has, a hit does not read its node.
         @usableFromInline var expiringCount = 0
-        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first.
+        /// Slots hit since the policy last caught up (LRU and adaptive only), oldest first, and
+        /// the adaptive policy's fingerprints of their keys: ``ItemBuffer/pendingSlots`` and
+        /// ``ItemBuffer/pendingFingerprints``.
         ///
-        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first ``pendingCount`` are meaningful.
-        @usableFromInline var pendingHits: [Int] = []
-        @usableFromInline var pendingCount = 0
+        /// See ``MemoryCache/State/recordHit(_:hash:)``. Only the first
+        /// ``MemoryCache/State/pendingCount`` are meaningful.
+        @usableFromInline let pendingSlots: UnsafeMutablePointer<Int>
+        @usableFromInline let pendingFingerprints: UnsafeMutablePointer<UInt32>
+        @usableFromInline var nodes: [Node] = []
+        @usableFromInline var links: [Link] = []
+        @usableFromInline var freeSlots: [Int] = []
+        /// Whether each slot holds an item: ``ItemBuffer/occupied``.
+        @usableFromInline var occupied: UnsafeMutablePointer<Bool>
+        /// How many slots ``items`` and ``occupied`` have room for.
+        @usableFromInline var itemCapacity: Int
+        /// Owns ``items``.
+        @usableFromInline let itemBuffer: ItemBuffer
         /// Most recently used first under LRU, newest first under SIEVE; S3-FIFO's main queue.
         @usableFromInline var main = Queue()
         /// S3-FIFO's small queue, newest first; empty under the other policies.
@@ -137,46 +184,54 @@ extension MemoryCache {
         @usableFromInline var admission = Admission()
 
         @usableFromInline
-        init() {}
+        init() {
+            itemBuffer = ItemBuffer()
+            items = itemBuffer.items
+            occupied = itemBuffer.occupied
+            itemCapacity = itemBuffer.capacity
+            pendingSlots = itemBuffer.pendingSlots
+            pendingFingerprints = itemBuffer.pendingFingerprints
+        }
 
-        @inlinable var count: Int { slots.count }
+        @inlinable var count: Int { index.count }
 
         @inlinable var totalCost: Int { main.cost + small.cost }
 
+        /// The slot of `key`, or `nil` if it is not stored.
         @inlinable
-        func slot(forKey key: HashedKey) -> Int? { slots[key] }
+        func slot(forKey key: HashedKey) -> Int? {
+            index.slot(tag: SlotIndex.tag(key.hash)) { items[$0].key == key }
+        }
+
+        /// The policy bits of an occupied slot.
+        @inlinable
+        subscript(mark slot: Int) -> Mark {
+            get { items[slot].mark }
+            nonmutating set { items[slot].mark = newValue }
+        }
 
         /// The value in an occupied slot.
         @inlinable
-        func value(at slot: Int) -> Value { values[slot]! }
+        func value(at slot: Int) -> Value { items[slot].value }
 
         /// The key in an occupied slot.
         @inlinable
-        func key(at slot: Int) -> Key { keys[slot]!.key }
+        func key(at slot: Int) -> Key { items[slot].key.key }
 
         /// The hash value of the key in an occupied slot.
         @inlinable
-        func hash(at slot: Int) -> Int { keys[slot]!.hash }
+        func hash(at slot: Int) -> Int { items[slot].key.hash }
 
-        /// Finds the slot of `key`, or claims a free one for it, hashing the key once.
+        /// Finds the slot of `key`, or claims a free one for it.
         ///
         /// A claimed slot is in the index but holds nothing yet: the caller must ``fill(_:key:value:cost:expiry:)``
         /// it before anything else touches the storage.
         @inlinable
         mutating func slot(claimingFor key: HashedKey) -> (slot: Int, isClaimed: Bool) {
-            let candidate = freeSlots.last ?? nodes.count
-            var isClaimed = false
-            let slot = Self.claim(&slots[key, default: Storage.none], candidate: candidate, isClaimed: &isClaimed)
-            return (slot, isClaimed)
-        }
-
-        @inlinable
-        static func claim(_ slot: inout Int, candidate: Int, isClaimed: inout Bool) -> Int {
-            if slot == Storage.none {
-                slot = candidate
-                isClaimed = true
-            }
-            return slot
+            if let slot = slot(forKey: key) { return (slot, false) }
+            let slot = freeSlots.last ?? nodes.count
+            index.insert(tag: SlotIndex.tag(key.hash), slot: slot)
+            return (slot, true)
         }
 
         /// Stores a new entry, unlinked, in the slot that ``slot(claimingFor:)`` claimed for
@@ -188,16 +243,13 @@ extension MemoryCache {
             if slot < nodes.count {
                 // A claimed slot below the end is the last free one.
                 freeSlots.removeLast()
-                keys[slot] = key
-                values[slot] = value
                 nodes[slot] = node
-                marks[slot] = Mark()
+                links[slot] = Link()
             } else {
-                keys.append(key)
-                values.append(value)
                 nodes.append(node)
-                marks.append(Mark())
+                links.append(Link())
             }
+            initializeItem(slot, to: Item(key: key, value: value))
         }
 
         /// Unlinks and frees an entry, returning it so that the caller can release its value
@@ -206,14 +258,13 @@ extension MemoryCache {
         mutating func remove(at slot: Int) -> Entry {
             // The hand moves on to the next newer entry, where it would have gone next; past
             // the head it is `none` and starts again at the tail.
-            if slot == hand { hand = nodes[slot].previous }
+            if slot == hand { hand = links[slot].previous }
             unlink(slot)
             if nodes[slot].expiry != nil { expiringCount -= 1 }
-            let key = keys[slot].take()!
-            let entry = Entry(key: key.key, value: values[slot].take()!)
+            let item = takeItem(slot)
             freeSlots.append(slot)
-            slots[key] = nil
-            return entry
+            index.remove(tag: SlotIndex.tag(item.key.hash), slot: slot)
+            return Entry(key: item.key.key, value: item.value)
         }
 
         /// Replaces an entry's value, cost and expiry in place, returning the old value.
@@ -225,7 +276,7 @@ extension MemoryCache {
             expiringCount += (expiry == nil ? 0 : 1) - (nodes[slot].expiry == nil ? 0 : 1)
             nodes[slot].expiry = expiry
             var old = value
-            swap(&old, &values[slot]!)
+            swap(&old, &items[slot].value)
             return old
         }
 
@@ -233,11 +284,11 @@ extension MemoryCache {
         @inlinable
         mutating func link(_ slot: Int, intoSmallQueue isSmall: Bool) {
             nodes[slot].isInSmallQueue = isSmall
-            marks[slot].isInSmallQueue = isSmall
+            items[slot].mark.isInSmallQueue = isSmall
             if isSmall {
-                Self.link(slot, atHeadOf: &small, nodes: &nodes)
+                Self.link(slot, cost: nodes[slot].cost, atHeadOf: &small, links: &links)
             } else {
-                Self.link(slot, atHeadOf: &main, nodes: &nodes)
+                Self.link(slot, cost: nodes[slot].cost, atHeadOf: &main, links: &links)
             }
         }
 
@@ -245,9 +296,9 @@ extension MemoryCache {
         @inlinable
         mutating func unlink(_ slot: Int) {
             if nodes[slot].isInSmallQueue {
-                Self.unlink(slot, from: &small, nodes: &nodes)
+                Self.unlink(slot, cost: nodes[slot].cost, from: &small, links: &links)
             } else {
-                Self.unlink(slot, from: &main, nodes: &nodes)
+                Self.unlink(slot, cost: nodes[slot].cost, from: &main, links: &links)
             }
         }
 
@@ -260,13 +311,13 @@ extension MemoryCache {
             let head = main.head
             guard slot != head else { return }
             // Not the head, so it has a newer neighbour, and the queue has a head.
-            let previous = nodes[slot].previous
-            let next = nodes[slot].next
-            nodes[previous].next = next
-            if next != Storage.none { nodes[next].previous = previous } else { main.tail = previous }
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = head
-            nodes[head].previous = slot
+            let previous = links[slot].previous
+            let next = links[slot].next
+            links[previous].next = next
+            if next != Storage.none { links[next].previous = previous } else { main.tail = previous }
+            links[slot].previous = Storage.none
+            links[slot].next = head
+            links[head].previous = slot
             main.head = slot
         }
 
@@ -279,13 +330,13 @@ extension MemoryCache {
             let head = small.head
             guard slot != head else { return }
             // Not the head, so it has a newer neighbour, and the queue has a head.
-            let previous = nodes[slot].previous
-            let next = nodes[slot].next
-            nodes[previous].next = next
-            if next != Storage.none { nodes[next].previous = previous } else { small.tail = previous }
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = head
-            nodes[head].previous = slot
+            let previous = links[slot].previous
+            let next = links[slot].next
+            links[previous].next = next
+            if next != Storage.none { links[next].previous = previous } else { small.tail = previous }
+            links[slot].previous = Storage.none
+            links[slot].next = head
+            links[head].previous = slot
             small.head = slot
         }
 
@@ -297,25 +348,25 @@ extension MemoryCache {
         }
 
         @inlinable
-        static func link(_ slot: Int, atHeadOf queue: inout Queue, nodes: inout [Node]) {
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = queue.head
-            if queue.head != Storage.none { nodes[queue.head].previous = slot } else { queue.tail = slot }
+        static func link(_ slot: Int, cost: Int, atHeadOf queue: inout Queue, links: inout [Link]) {
+            links[slot].previous = Storage.none
+            links[slot].next = queue.head
+            if queue.head != Storage.none { links[queue.head].previous = slot } else { queue.tail = slot }
             queue.head = slot
             queue.count += 1
-            queue.cost += nodes[slot].cost
+            queue.cost += cost
         }
 
         @inlinable
-        static func unlink(_ slot: Int, from queue: inout Queue, nodes: inout [Node]) {
-            let previous = nodes[slot].previous
-            let next = nodes[slot].next
-            if previous != Storage.none { nodes[previous].next = next } else { queue.head = next }
-            if next != Storage.none { nodes[next].previous = previous } else { queue.tail = previous }
-            nodes[slot].previous = Storage.none
-            nodes[slot].next = Storage.none
+        static func unlink(_ slot: Int, cost: Int, from queue: inout Queue, links: inout [Link]) {
+            let previous = links[slot].previous
+            let next = links[slot].next
+            if previous != Storage.none { links[previous].next = next } else { queue.head = next }
+            if next != Storage.none { links[next].previous = previous } else { queue.tail = previous }
+            links[slot].previous = Storage.none
+            links[slot].next = Storage.none
             queue.count -= 1
-            queue.cost -= nodes[slot].cost
+            queue.cost -= cost
         }
 
         /// The entries from the tail of each queue to its head, the small queue first: the order
@@ -324,7 +375,7 @@ extension MemoryCache {
             sequence(state: (slot: small.tail, isInSmallQueue: true)) { state in
                 if state.slot == Storage.none && state.isInSmallQueue { state = (main.tail, false) }
                 guard state.slot != Storage.none else { return nil }
-                defer { state.slot = nodes[state.slot].previous }
+                defer { state.slot = links[state.slot].previous }
                 return state.slot
             }
         }
@@ -334,9 +385,11 @@ extension MemoryCache {
         ///
         /// Returns `nil` if all hold. For tests; O(n).
         func invariantViolation() -> String? {
-            guard keys.count == nodes.count, values.count == nodes.count else {
-                return "\(keys.count) keys and \(values.count) values for \(nodes.count) nodes"
+            guard links.count == nodes.count else { return "\(links.count) links for \(nodes.count) nodes" }
+            guard items == itemBuffer.items, occupied == itemBuffer.occupied, itemCapacity == itemBuffer.capacity else {
+                return "the items are not where their buffer is"
             }
+            if let violation = index.invariantViolation() { return violation }
             var linked: Set<Int> = []
             for (name, queue, isSmall) in [("main", main, false), ("small", small, true)] {
                 var slot = queue.head
@@ -344,23 +397,26 @@ extension MemoryCache {
                 var visited = 0
                 var cost = 0
                 while slot != Storage.none {
-                    guard linked.count < count, let key = keys[slot], values[slot] != nil, key.hash == key.key.hashValue
-                    else {
+                    guard linked.count < count, holdsItem(at: slot) else {
                         return "\(name) is longer than the index or cyclic"
                     }
+                    let item = items[slot]
+                    guard item.key.hash == item.key.key.hashValue else { return "slot \(slot) has a wrong hash" }
+                    let key = item.key
                     let node = nodes[slot]
-                    guard node.previous == previous else { return "slot \(slot) links back to \(node.previous)" }
-                    guard slots[key] == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
-                    guard node.isInSmallQueue == isSmall, marks[slot].isInSmallQueue == isSmall else {
+                    let link = links[slot]
+                    guard link.previous == previous else { return "slot \(slot) links back to \(link.previous)" }
+                    guard self.slot(forKey: key) == slot else { return "index maps \(key) elsewhere than slot \(slot)" }
+                    guard node.isInSmallQueue == isSmall, item.mark.isInSmallQueue == isSmall else {
                         return "slot \(slot) is in \(name) but not marked so"
                     }
-                    let frequency = marks[slot].frequency
+                    let frequency = item.mark.frequency
                     guard frequency <= 3 else { return "slot \(slot) has frequency \(frequency)" }
                     linked.insert(slot)
                     visited += 1
                     cost += node.cost
                     previous = slot
-                    slot = node.next
+                    slot = link.next
                 }
                 if previous != queue.tail { return "\(name) tail is \(queue.tail), the walk ended at \(previous)" }
                 if visited != queue.count { return "\(name) has \(visited) nodes, its count is \(queue.count)" }
@@ -368,12 +424,13 @@ extension MemoryCache {
             }
             if linked.count != count { return "queues hold \(linked.count) nodes, the index \(count)" }
             if linked.count + freeSlots.count != nodes.count { return "free list does not cover the empty slots" }
+            if let slot = freeSlots.first(where: holdsItem) { return "free slot \(slot) holds an item" }
             if hand != Storage.none && (!linked.contains(hand) || nodes[hand].isInSmallQueue) {
                 return "hand \(hand) is not an entry of main"
             }
             let expiring = linked.count(where: { nodes[$0].expiry != nil })
             if expiring != expiringCount { return "\(expiring) entries expire, the count is \(expiringCount)" }
-            let storedFingerprints = Set(slots.keys.map(\.hash))
+            let storedFingerprints = Set(linked.map { items[$0].key.hash })
             if let ghost = ghosts.fingerprintsOldestFirst.first(where: storedFingerprints.contains) {
                 return "fingerprint \(ghost) is both stored and a ghost"
             }

@@ -19,9 +19,12 @@ import Foundation
 /// for how many shards a cache gets.
 ///
 /// Every operation is synchronous and O(1) except the bulk ones, which say so. Entries live in
-/// contiguous arrays linked by index and freed slots are reused, so storing an entry
+/// contiguous buffers linked by index and freed slots are reused, so storing an entry
 /// allocates no object of its own, and in optimized builds a hit, and an insertion into a cache
-/// that has reached its steady size, allocate nothing.
+/// that has reached its steady size, allocate nothing. A shard finds a key's slot in an
+/// open-addressing table of 8-byte buckets (part of the key's hash and the slot), and the slot's
+/// key, value and policy bits lie together, so a hit reads about two cache lines of the cache's
+/// own besides the lock's.
 ///
 /// **Limits.** After every insertion the cache evicts entries, in the order its ``policy``
 /// chooses, until ``totalCost`` ≤ ``costLimit`` and ``totalCount`` ≤ ``countLimit``: each shard
