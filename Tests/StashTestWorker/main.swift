@@ -20,6 +20,7 @@
 //                                            store and read 100 values (after initializing SQLite
 //                                            itself first, with sqlite-first); report SQLite's
 //                                            memory_used counter
+//   StashTestWorker write-fixture DIR        write the migration fixture (Tests/StashTests/Fixtures)
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
@@ -358,6 +359,14 @@ case "memory-statistics":
         cache.close()
     } catch {
         fail("memory-statistics failed: \(error)")
+    }
+
+case "write-fixture":
+    do {
+        try writeMigrationFixture(into: directory)
+        say("written")
+    } catch {
+        fail("write-fixture failed: \(error)")
     }
 
 default:
