@@ -157,8 +157,8 @@ extension DiskCache {
                 var batch: [(String, StoredEntry)] = []
                 try db.query(
                     """
-                    SELECT id, size, file, checksum, expires, pinned, data, key
-                    FROM items WHERE id > ?1 ORDER BY id LIMIT 256
+                    SELECT i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data, i.key
+                    FROM items i LEFT JOIN blobs b ON b.id = i.blob WHERE i.id > ?1 ORDER BY i.id LIMIT 256
                     """, [.integer(lastID)]
                 ) { row in
                     let entry = StoredEntry(

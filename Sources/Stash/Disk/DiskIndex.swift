@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 3
+    static let schemaVersion: Int32 = 4
 
     let root: String
     let databasePath: String
@@ -446,7 +446,9 @@ final class DiskIndex: @unchecked Sendable {
                 try db.execute(
                     Self.sketchTable + Self.migrationFromVersion1 + Self.migrationFromVersion2 + Self.schema)
             } else if current == 2 {
-                try db.execute(Self.migrationFromVersion2 + Self.schema)
+                try db.execute(Self.migrationFromVersion2 + Self.migrationFromVersion3 + Self.schema)
+            } else if current == 3 {
+                try db.execute(Self.migrationFromVersion3 + Self.schema)
             } else if current == 0 {
                 try db.execute(Self.schema)
             }
