@@ -132,6 +132,18 @@ extension DiskCache {
                         }
                     }
                 }
+                // Inline bytes that no item refers to: only damage or a hand edit leaves them,
+                // as the triggers delete an item's bytes with it.
+                let strayBlobs =
+                    try db.first(
+                        "SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)"
+                    ) { $0.int(0) } ?? 0
+                if strayBlobs > 0 {
+                    report.indexProblems.append("\(strayBlobs) inline values that no entry refers to")
+                    if repair {
+                        try db.run("DELETE FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)")
+                    }
+                }
                 let mismatch = actual != stored || main != actualMain
                 if repair && (mismatch || !damaged.isEmpty) {
                     try db.execute(

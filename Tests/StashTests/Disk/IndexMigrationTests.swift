@@ -158,6 +158,22 @@ import Testing
         }
     }
 
+    @Test func verifyFindsAndRepairsInlineBytesThatNoEntryRefersTo() throws {
+        try withTemporaryDirectory { parent in
+            let dir = try Self.copyOfFixture(in: parent)
+            var cache = try Self.open(dir)
+            cache.close()
+            try DiskIndexHotPathTests.rewrite(dir, "INSERT INTO blobs (data) VALUES (x'00112233');")
+            cache = try Self.open(dir)
+            defer { cache.close() }
+            let report = try cache.verify()
+            #expect(report.indexProblems == ["1 inline values that no entry refers to"])
+            #expect(try cache.verify(repair: true).repaired)
+            #expect(try cache.verify().isHealthy)
+            #expect(try cache.data(forKey: "ttl-inline") == Self.value(700, seed: 3))
+        }
+    }
+
     @Test func aMigrationThatFailsHalfWayLeavesSchemaThreeAsItWas() throws {
         try withTemporaryDirectory { parent in
             let dir = try Self.copyOfFixture(in: parent)
