@@ -42,7 +42,9 @@ import Testing
         func row(of table: String, _ columns: [String]? = nil, from: String? = nil, order: String) throws -> String {
             var names = columns ?? []
             if columns == nil {
-                try raw.query("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid") { names.append($0.text(0)!) }
+                try raw.query("SELECT name FROM pragma_table_info('\(table)') ORDER BY cid") {
+                    names.append($0.text(0)!)
+                }
             }
             let list = names.map { "quote(\($0))" }.joined(separator: " || '|' || ")
             return "SELECT \(list) FROM \(from ?? table) ORDER BY \(order)"
@@ -51,10 +53,13 @@ import Testing
         let items =
             version == 3
             ? try row(of: "items", itemColumns + ["i.data"], from: "items i", order: "i.id")
-            : try row(of: "items", itemColumns + ["b.data"], from: "items i LEFT JOIN blobs b ON b.id = i.blob", order: "i.id")
+            : try row(
+                of: "items", itemColumns + ["b.data"], from: "items i LEFT JOIN blobs b ON b.id = i.blob", order: "i.id"
+            )
         var lines: [String] = []
         for (table, sql) in [
-            ("entry", try row(of: "entries", order: "id")), ("item", items), ("totals", try row(of: "totals", order: "id")),
+            ("entry", try row(of: "entries", order: "id")), ("item", items),
+            ("totals", try row(of: "totals", order: "id")),
             ("ghost", try row(of: "ghosts", order: "fingerprint")), ("sketch", try row(of: "sketch", order: "chunk")),
         ] {
             try raw.query(sql) { lines.append("\(table) \($0.text(0) ?? "NULL")") }
@@ -96,7 +101,8 @@ import Testing
             #expect(try Self.contents(of: dir) == before)
             let raw = try DiskIndexHotPathTests.rawIndex(dir)
             #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == 4)
-            #expect(try raw.first("SELECT count(*) FROM pragma_table_info('items') WHERE name = 'data'") { $0.int(0) } == 0)
+            #expect(
+                try raw.first("SELECT count(*) FROM pragma_table_info('items') WHERE name = 'data'") { $0.int(0) } == 0)
             // The inline bytes moved to `blobs`, one row each, none left over.
             let blobs = try raw.first("SELECT count(*) FROM blobs") { $0.int(0) }
             #expect(try blobs == raw.first("SELECT count(*) FROM items WHERE blob IS NOT NULL") { $0.int(0) })
@@ -119,7 +125,9 @@ import Testing
             #expect(try cache.data(forKey: "ttl-inline") == Self.value(700, seed: 3))
             #expect(try cache.data(forKey: "ttl-file") == Self.value(45_000, seed: 4))
             let tenYears = 86_400.0 * 3650
-            #expect(try cache.attributes(forKey: "ttl-inline")?.expires == Date(timeIntervalSince1970: 1_795_651_326.5 + tenYears))
+            #expect(
+                try cache.attributes(forKey: "ttl-inline")?.expires
+                    == Date(timeIntervalSince1970: 1_795_651_326.5 + tenYears))
             #expect(try cache.data(forKey: "expired") == nil)
             let metadata = try cache.attributes(forKey: "metadata ünïcode/key?")?.metadata
             #expect(
@@ -152,7 +160,9 @@ import Testing
             let blobs = try raw.first("SELECT count(*) FROM blobs") { $0.int(0) }
             #expect(try blobs == raw.first("SELECT count(*) FROM items WHERE blob IS NOT NULL") { $0.int(0) })
             #expect(
-                try raw.first("SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)") {
+                try raw.first(
+                    "SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)"
+                ) {
                     $0.int(0)
                 } == 0)
         }
