@@ -184,6 +184,23 @@ import Testing
         }
     }
 
+    @Test func aReadOnlyOpenOfSchemaThreeSaysItNeedsAnUpgradeAndChangesNothing() throws {
+        try withTemporaryDirectory { parent in
+            let dir = try Self.copyOfFixture(in: parent)
+            let before = try Self.contents(of: dir)
+            var configuration = DiskCache.Configuration(sizeLimit: .kibibytes(384))
+            configuration.opensReadOnly = true
+            #expect {
+                _ = try DiskCache(directory: dir, configuration: configuration)
+            } throws: { error in
+                let error = error as? StashError
+                return error?.code == .readOnly && error?.message.contains("schema 3") == true
+                    && error?.message.contains("write permission") == true
+            }
+            #expect(try Self.contents(of: dir) == before)
+        }
+    }
+
     @Test func aMigrationThatFailsHalfWayLeavesSchemaThreeAsItWas() throws {
         try withTemporaryDirectory { parent in
             let dir = try Self.copyOfFixture(in: parent)
