@@ -161,7 +161,7 @@ let package = Package(
             dependencies: ["Stash", "CSQLite", "CStashVFS"],
             path: "Tests/StashTestWorker"
         ),
-        .testTarget(name: "StashTests", dependencies: ["Stash", "StashTestWorker"]),
+        .testTarget(name: "StashTests", dependencies: ["Stash", "StashTestWorker"], exclude: ["Fixtures"]),
         .executableTarget(
             name: "StashHTTPTestWorker",
             dependencies: ["StashHTTP"],

@@ -51,7 +51,7 @@ extension DiskCache {
                 try db.query("SELECT file FROM entries WHERE file IS NOT NULL") { files.append($0.text(0)!) }
                 try db.execute(
                     """
-                    DELETE FROM items; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
+                    DELETE FROM blobs; DELETE FROM items; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
                     UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
                         main_count = 0, hand = 0, ghosts = 0, displaced = 0
                     WHERE id = 1;

@@ -67,7 +67,7 @@ extension DiskCache {
                     "UPDATE entries SET file = ?1 WHERE id = ?2 AND file IS NULL AND checksum = ?3",
                     [.text(fileName), .integer(entry.id), .integer(Int64(bitPattern: entry.checksum))])
                 if changed > 0 {
-                    try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(entry.id)])
+                    try Self.setInlineBytes(nil, ofItem: entry.id, in: db)
                     try writeSidecar(forEntry: entry.id, in: db)
                 }
                 return changed > 0

@@ -191,13 +191,27 @@ extension DiskCache {
         }
         // The triggers wrote the item's other columns; an inline value's bytes go beside them.
         if fileName == nil, case .inline(let data) = source {
-            try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), .blob(data)])
+            try Self.setInlineBytes(data, ofItem: id, in: db)
         } else if old != nil {
-            try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(id)])
+            try Self.setInlineBytes(nil, ofItem: id, in: db)
         }
         let victims = try evictIfNeeded(in: db, protecting: id, now: now, mayEvictProtected: mayBeTurnedAway)
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
         return (old?.file, victims)
+    }
+
+    /// Keeps `data` as the inline bytes of the item `id`, or drops them (`nil`).
+    ///
+    /// The bytes are appended to `blobs` (SQLite numbers a new row past the largest id), and
+    /// the trigger `items_blob_replaced` deletes the ones they replace. Call it inside the
+    /// write transaction, after the entry's row is written.
+    static func setInlineBytes(_ data: Data?, ofItem id: Int64, in db: SQLiteConnection) throws {
+        guard let data else {
+            try db.run("UPDATE items SET blob = NULL WHERE id = ?1", [.integer(id)])
+            return
+        }
+        try db.run("INSERT INTO blobs (data) VALUES (?1)", [.blob(data)])
+        try db.run("UPDATE items SET blob = ?2 WHERE id = ?1", [.integer(id), .integer(db.lastInsertRowID)])
     }
 
     /// Renames a temporary file to its final name under `data/`.

@@ -195,7 +195,10 @@ extension DiskCache {
                 var key = key
                 let direct = try key.withUTF8 { keyBytes in
                     try db.first(
-                        "SELECT key, id, size, file, checksum, expires, pinned, data FROM items WHERE id = ?1",
+                        """
+                        SELECT i.key, i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data
+                        FROM items i LEFT JOIN blobs b ON b.id = i.blob WHERE i.id = ?1
+                        """,
                         bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
                     ) { row in row.blob(0, equals: keyBytes) ? Self.storedEntry(row) : nil }
                 }
@@ -203,8 +206,9 @@ extension DiskCache {
                 guard try Self.hasDisplacedEntries(db) else { return nil }
                 return try db.first(
                     """
-                    SELECT key, id, size, file, checksum, expires, pinned, data FROM items
-                    WHERE id = (SELECT id FROM entries WHERE key = ?1 AND displaced = 1)
+                    SELECT i.key, i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data
+                    FROM items i LEFT JOIN blobs b ON b.id = i.blob
+                    WHERE i.id = (SELECT id FROM entries WHERE key = ?1 AND displaced = 1)
                     """, bindingKey: key, map: Self.storedEntry)
             }
         }
@@ -232,7 +236,8 @@ extension DiskCache {
             "SELECT id FROM entries WHERE key = ?1 AND displaced = 1", [.blob(keyBytes)], map: { $0.int64(0) })
     }
 
-    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data FROM items`.
+    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned` of `items`
+    /// and `data` of its blob.
     private static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
         StoredEntry(
             id: row.int64(1), size: row.int(2), file: row.text(3), checksum: UInt64(bitPattern: row.int64(4)),

@@ -114,7 +114,7 @@ extension DiskCache {
     /// the write transaction; a rollback leaves at worst an orphan file.
     func moveInlineValueToFile(entry id: Int64, key: String, in db: SQLiteConnection) throws {
         let data = try db.first(
-            "SELECT data FROM items WHERE id = ?1 AND file IS NULL",
+            "SELECT b.data FROM items i JOIN blobs b ON b.id = i.blob WHERE i.id = ?1 AND i.file IS NULL",
             [.integer(id)]
         ) { $0.blob(0) ?? Data() }
         guard let data else { return }
@@ -128,6 +128,6 @@ extension DiskCache {
         }
         Foundation.close(temporary.descriptor)
         try db.run("UPDATE entries SET file = ?1 WHERE id = ?2", [.text(fileName), .integer(id)])
-        try db.run("UPDATE items SET data = NULL WHERE id = ?1", [.integer(id)])
+        try Self.setInlineBytes(nil, ofItem: id, in: db)
     }
 }

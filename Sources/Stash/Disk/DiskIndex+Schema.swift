@@ -1,10 +1,16 @@
 extension DiskIndex {
-    /// The tables: two rows per entry, both under one id derived from a hash of the key.
+    /// The tables: two rows per entry, both under one id derived from a hash of the key, and
+    /// the bytes of an inline value in a third, appended in the order they were stored.
     ///
     /// See `DiskCache.entryID(forKey:)` for the id.
     ///
-    /// * `items` holds what a read needs, inline bytes included, so that a hit is one lookup
-    ///   by integer key. It is written when a value is stored or removed, never by a hit.
+    /// * `items` is the narrow index: what a lookup needs (key, size, file, checksum, expiry,
+    ///   pin) and the row of `blobs` holding an inline value's bytes, so that a miss reads a
+    ///   table of ~60 bytes per entry (1 GB at a million 1 KiB entries when the bytes were in
+    ///   its rows). It is written when a value is stored or removed, never by a hit.
+    /// * `blobs` holds inline bytes under ids that SQLite allocates past the largest one, so
+    ///   a batch of stores appends to a few pages instead of dirtying a random page of a wide
+    ///   table per store.
     /// * `entries` holds the eviction policy's state, the times and the metadata, and is what
     ///   the batched writes of hits change; those writes never dirty a page a read uses.
     ///
@@ -86,12 +92,15 @@ extension DiskIndex {
             UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
         \(sketchTable)
-        PRAGMA user_version = 3;
+        PRAGMA user_version = 4;
         """
 
-    /// The read side of each entry, and the triggers that copy `entries`' columns into it.
+    /// The read side of each entry, the table of inline bytes, and the triggers that copy
+    /// `entries`' columns into `items` and drop an item's bytes with it.
     ///
-    /// `data` is set by the store itself (NULL for a value kept in a file).
+    /// `blob` is set by the store itself (NULL for a value kept in a file). An insert into
+    /// `entries` first deletes a leftover item under its id, so that the item's bytes go with
+    /// it (a REPLACE would skip `items_deleted`).
     static let itemsTable = """
         CREATE TABLE IF NOT EXISTS items (
             id INTEGER PRIMARY KEY,
@@ -101,10 +110,12 @@ extension DiskIndex {
             checksum INTEGER NOT NULL,
             expires REAL,
             pinned INTEGER NOT NULL,
-            data BLOB
+            blob INTEGER
         );
+        CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
         CREATE TRIGGER IF NOT EXISTS entries_item_inserted AFTER INSERT ON entries BEGIN
-            INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned)
+            DELETE FROM items WHERE id = NEW.id;
+            INSERT INTO items (id, key, size, file, checksum, expires, pinned)
             VALUES (NEW.id, NEW.key, NEW.size, NEW.file, NEW.checksum, NEW.expires, NEW.pinned);
         END;
         CREATE TRIGGER IF NOT EXISTS entries_item_updated
@@ -113,19 +124,28 @@ extension DiskIndex {
                 expires = NEW.expires, pinned = NEW.pinned
             WHERE id = NEW.id;
         END;
+        CREATE TRIGGER IF NOT EXISTS items_deleted AFTER DELETE ON items WHEN OLD.blob IS NOT NULL BEGIN
+            DELETE FROM blobs WHERE id = OLD.blob;
+        END;
+        CREATE TRIGGER IF NOT EXISTS items_blob_replaced AFTER UPDATE OF blob ON items
+        WHEN OLD.blob IS NOT NULL AND OLD.blob IS NOT NEW.blob BEGIN
+            DELETE FROM blobs WHERE id = OLD.blob;
+        END;
         """
 
-    /// Version 1 kept inline bytes in a table of their own and had no `items`: copy both into
-    /// `items`, keeping every id (entries of version 1 are then found through the key index,
-    /// and all count as displaced).
+    /// Version 1 kept inline bytes in a table of their own and had no `items`: build `items`
+    /// and `blobs` from `entries` and `inline`, keeping every id (entries of version 1 are then
+    /// found through the key index, and all count as displaced; their ids were allocated in
+    /// order, so the bytes keep them).
     static let migrationFromVersion1 = """
         ALTER TABLE totals ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0;
         UPDATE totals SET displaced = (SELECT count(*) FROM entries) WHERE id = 1;
         DROP TRIGGER IF EXISTS entries_deleted;
         \(itemsTable)
-        INSERT OR REPLACE INTO items (id, key, size, file, checksum, expires, pinned, data)
-            SELECT e.id, e.key, e.size, e.file, e.checksum, e.expires, e.pinned, i.data
-            FROM entries e LEFT JOIN inline i ON i.id = e.id;
+        INSERT INTO blobs (id, data) SELECT id, data FROM inline WHERE id IN (SELECT id FROM entries);
+        INSERT INTO items (id, key, size, file, checksum, expires, pinned, blob)
+            SELECT e.id, e.key, e.size, e.file, e.checksum, e.expires, e.pinned, b.id
+            FROM entries e LEFT JOIN blobs b ON b.id = e.id;
         DROP TABLE inline;
         """
 
@@ -137,6 +157,28 @@ extension DiskIndex {
     static let migrationFromVersion2 = """
         ALTER TABLE entries ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0;
         UPDATE entries SET displaced = 1 WHERE (SELECT displaced FROM totals WHERE id = 1) > 0;
+        """
+
+    /// Versions 2 and 3 kept inline bytes in `items`' rows (`data`): move them into `blobs`,
+    /// numbered in the order of the items' ids, and rebuild `items` without them.
+    ///
+    /// The triggers that name `items` are dropped first (a rename would rewrite them to name
+    /// the old table) and come back with the schema. Like every migration, it runs in the
+    /// transaction that opens the index, so a crash or an error leaves version 3 as it was.
+    static let migrationFromVersion3 = """
+        DROP TRIGGER IF EXISTS entries_deleted;
+        DROP TRIGGER IF EXISTS entries_item_inserted;
+        DROP TRIGGER IF EXISTS entries_item_updated;
+        ALTER TABLE items RENAME TO items_v3;
+        \(itemsTable)
+        INSERT INTO blobs (id, data)
+            SELECT n, data FROM (SELECT row_number() OVER (ORDER BY id) AS n, data FROM items_v3)
+            WHERE data IS NOT NULL;
+        INSERT INTO items (id, key, size, file, checksum, expires, pinned, blob)
+            SELECT id, key, size, file, checksum, expires, pinned,
+                CASE WHEN data IS NULL THEN NULL ELSE row_number() OVER (ORDER BY id) END
+            FROM items_v3;
+        DROP TABLE items_v3;
         """
 
     /// TinyLFU's frequency sketch: chunk -1 is a header (generation, word count, additions),

@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 3
+    static let schemaVersion: Int32 = 4
 
     let root: String
     let databasePath: String
@@ -122,10 +122,24 @@ final class DiskIndex: @unchecked Sendable {
                 "The cache index \(databasePath) is missing or damaged and cannot be rebuilt because \(root) is read-only: make the directory writable, or open it as its owner."
             )
         }
+        let version: Int32
         do {
-            _ = try read { db in try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) } }
+            version = try read { db in
+                _ = try db.first("SELECT count FROM totals WHERE id = 1") { $0.int(0) }
+                return try db.first("PRAGMA user_version") { Int32($0.int(0)) } ?? 0
+            }
         } catch {
             throw indexError(error, opening: true)
+        }
+        // An older schema is upgraded by the open that may write; reading it with this
+        // version's statements would fail on every lookup instead.
+        if version != Self.schemaVersion {
+            throw StashError(
+                version > Self.schemaVersion ? .unsupportedVersion : .readOnly,
+                version > Self.schemaVersion
+                    ? "The cache index \(databasePath) was written by a newer version of Stash (schema \(version), this version reads \(Self.schemaVersion)): open it with that version, or choose another directory."
+                    : "The cache index \(databasePath) has schema \(version), which this version of Stash upgrades to \(Self.schemaVersion) when it opens it, but \(root) is read-only: open it once with write permission on the directory (or as its owner), or with the Stash that wrote it."
+            )
         }
     }
 
@@ -446,7 +460,9 @@ final class DiskIndex: @unchecked Sendable {
                 try db.execute(
                     Self.sketchTable + Self.migrationFromVersion1 + Self.migrationFromVersion2 + Self.schema)
             } else if current == 2 {
-                try db.execute(Self.migrationFromVersion2 + Self.schema)
+                try db.execute(Self.migrationFromVersion2 + Self.migrationFromVersion3 + Self.schema)
+            } else if current == 3 {
+                try db.execute(Self.migrationFromVersion3 + Self.schema)
             } else if current == 0 {
                 try db.execute(Self.schema)
             }

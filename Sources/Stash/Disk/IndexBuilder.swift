@@ -143,15 +143,21 @@ enum IndexBuilder {
         guard (try? source.first("PRAGMA quick_check") { $0.text(0) }) == .some("ok") else { return rank }
         var rank = rank
         var rows: [[SQLiteValue]] = []
-        // Version 1 kept inline bytes in `inline`, version 2 in `items`.
-        let hasItems = try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'") {
-            _ in true
+        // Version 1 kept inline bytes in `inline`, versions 2 and 3 in `items`, 4 in `blobs`.
+        func hasTable(_ name: String) -> Bool {
+            (try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [.text(name)]) {
+                _ in true
+            }) == .some(true)
         }
+        let bytes =
+            hasTable("blobs")
+            ? "items i ON i.id = e.id JOIN blobs b ON b.id = i.blob"
+            : "\(hasTable("items") ? "items" : "inline") b ON b.id = e.id"
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
-                   e.last_modified, e.extra, i.data
-            FROM entries e JOIN \(hasItems == true ? "items" : "inline") i ON i.id = e.id
+                   e.last_modified, e.extra, b.data
+            FROM entries e JOIN \(bytes)
             WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
             """
         ) { row in
@@ -170,7 +176,8 @@ enum IndexBuilder {
             guard case .blob(let keyBytes) = row[0], seen.insert(keyBytes).inserted,
                 let id = try insert(Array(row[0..<10]), keyBytes, rank)
             else { continue }
-            try db.run("UPDATE items SET data = ?2 WHERE id = ?1", [.integer(id), row[10]])
+            guard case .blob(let data) = row[10] else { continue }
+            try DiskCache.setInlineBytes(data, ofItem: id, in: db)
         }
         return rank
     }
