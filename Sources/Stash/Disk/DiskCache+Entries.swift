@@ -27,7 +27,7 @@ extension DiskCache {
         // The file is read first rather than returned by the DELETE: SQLite runs
         // `RETURNING` through a temporary table, which cost more than this lookup.
         let atHome = try db.first(
-            "SELECT file FROM items WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)],
+            "SELECT file FROM entries WHERE id = ?1 AND key = ?2", [.integer(homeID), .blob(keyBytes)],
             map: { $0.text(0) })
         if atHome != nil {
             try db.run("DELETE FROM entries WHERE id = ?1", [.integer(homeID)])
@@ -51,7 +51,7 @@ extension DiskCache {
                 try db.query("SELECT file FROM entries WHERE file IS NOT NULL") { files.append($0.text(0)!) }
                 try db.execute(
                     """
-                    DELETE FROM blobs; DELETE FROM items; DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
+                    DELETE FROM entries; DELETE FROM ghosts; DELETE FROM sketch;
                     UPDATE totals SET size = 0, count = 0, pinned_size = 0, pinned_count = 0, main_size = 0,
                         main_count = 0, hand = 0, ghosts = 0, displaced = 0
                     WHERE id = 1;

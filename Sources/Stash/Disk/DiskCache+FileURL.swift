@@ -64,10 +64,9 @@ extension DiskCache {
                 try moveValueFile(temporary.path, to: fileName)
                 renamed = true
                 let changed = try db.run(
-                    "UPDATE entries SET file = ?1 WHERE id = ?2 AND file IS NULL AND checksum = ?3",
+                    "UPDATE entries SET file = ?1, data = NULL WHERE id = ?2 AND file IS NULL AND checksum = ?3",
                     [.text(fileName), .integer(entry.id), .integer(Int64(bitPattern: entry.checksum))])
                 if changed > 0 {
-                    try Self.setInlineBytes(nil, ofItem: entry.id, in: db)
                     try writeSidecar(forEntry: entry.id, in: db)
                 }
                 return changed > 0

@@ -90,7 +90,7 @@ extension DiskCache {
             return report
         }
         var damaged: [StoredEntry] = []
-        var lastID: Int64 = -1
+        var lastID = Int64.min
         while true {
             let batch = try entryBatch(after: lastID)
             guard let last = batch.last else { break }
@@ -132,18 +132,6 @@ extension DiskCache {
                         }
                     }
                 }
-                // Inline bytes that no item refers to: only damage or a hand edit leaves them,
-                // as the triggers delete an item's bytes with it.
-                let strayBlobs =
-                    try db.first(
-                        "SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)"
-                    ) { $0.int(0) } ?? 0
-                if strayBlobs > 0 {
-                    report.indexProblems.append("\(strayBlobs) inline values that no entry refers to")
-                    if repair {
-                        try db.run("DELETE FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)")
-                    }
-                }
                 let mismatch = actual != stored || main != actualMain
                 if repair && (mismatch || !damaged.isEmpty) {
                     try db.execute(
@@ -169,8 +157,8 @@ extension DiskCache {
                 var batch: [(String, StoredEntry)] = []
                 try db.query(
                     """
-                    SELECT i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data, i.key
-                    FROM items i LEFT JOIN blobs b ON b.id = i.blob WHERE i.id > ?1 ORDER BY i.id LIMIT 256
+                    SELECT id, size, file, checksum, expires, pinned, data, key
+                    FROM entries WHERE id > ?1 ORDER BY id LIMIT 256
                     """, [.integer(lastID)]
                 ) { row in
                     let entry = StoredEntry(

@@ -109,11 +109,11 @@ extension DiskCache {
             try moveValueFile(temporary.path, to: fileName)
             pending.renamed = true
         }
-        func existing(_ row: SQLiteRow) -> (id: Int64, file: String?, pinned: Bool, state: PolicyState) {
-            (
+        func existing(_ row: SQLiteRow) -> Existing {
+            Existing(
                 id: row.int64(1), file: row.text(2), pinned: row.int(3) != 0,
-                state: PolicyState(queue: row.int(4), rank: row.int64(5), frequency: row.int(6))
-            )
+                state: PolicyState(queue: row.int(4), rank: row.int64(5), frequency: row.int(6)),
+                seq: row.int64(7), isDisplaced: row.int(8) != 0)
         }
         // The row at the key's own id holds this key's entry, another key's (a
         // collision), or nothing. Otherwise the entry may be a displaced one: its id
@@ -123,17 +123,21 @@ extension DiskCache {
         let (atHome, hasDisplaced) =
             try db.first(
                 """
-                SELECT e.key = ?2, e.id, e.file, e.pinned, e.queue, e.rank, e.frequency, t.displaced != 0
+                SELECT e.key = ?2, e.id, e.file, e.pinned, e.queue, e.rank, e.frequency, e.seq, e.displaced,
+                    t.displaced != 0
                 FROM totals t LEFT JOIN entries e ON e.id = ?1 WHERE t.id = 1
                 """,
                 [.integer(homeID), .blob(keyBytes)]
             ) { row in
-                (row.isNull(1) ? nil : (isKeys: row.int(0) != 0, entry: existing(row)), row.int(7) != 0)
+                (row.isNull(1) ? nil : (isKeys: row.int(0) != 0, entry: existing(row)), row.int(9) != 0)
             } ?? (nil, true)
         var old = atHome?.isKeys == true ? atHome?.entry : nil
         if old == nil, hasDisplaced {
             old = try db.first(
-                "SELECT 1, id, file, pinned, queue, rank, frequency FROM entries WHERE key = ?1 AND displaced = 1",
+                """
+                SELECT 1, id, file, pinned, queue, rank, frequency, seq, displaced FROM entries
+                WHERE key = ?1 AND displaced = 1
+                """,
                 [.blob(keyBytes)], map: existing)
         }
         let isPinned = pinned ?? old?.pinned ?? false
@@ -154,64 +158,61 @@ extension DiskCache {
         let state = try policy.insertionState(
             existing: old?.state, fingerprint: Self.fingerprint(keyBytes), in: &policyIndex)
         if policy.usesFrequencySketch { noteSketchRequests(1) }
-        let columns: [SQLiteValue] = [
-            .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
-            .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
-            .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
-            .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-            .int(state.queue), .int(state.frequency),
-        ]
-        let id: Int64
+        var inline: Data?
+        if fileName == nil, case .inline(let data) = source { inline = data }
+        // A replaced value is a new row at the end of the table, under the old one's id: a batch
+        // of stores appends to a few pages, where rewriting the old row would dirty a random
+        // page per store. The old row is deleted first (not REPLACEd, which would skip the
+        // totals' delete trigger), and its id is free again for the new one.
         if let old {
-            id = old.id
-            try db.run(
-                """
-                UPDATE entries SET size = ?2, file = ?3, checksum = ?4, created = ?5, accessed = ?5, expires = ?6,
-                    pinned = ?7, rank = ?8, content_type = ?9, etag = ?10, last_modified = ?11, extra = ?12,
-                    queue = ?13, frequency = ?14
-                WHERE id = ?15
-                """, columns + [.integer(id)])
-        } else {
-            // Another key holds this one's id: the entry takes a free one, and reads find
-            // it through the index of displaced keys.
-            // The new row's id comes from the connection, not from `RETURNING`, which SQLite
-            // runs through a temporary table.
-            let isDisplaced = atHome != nil
-            try db.run(
-                """
-                INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                     content_type, etag, last_modified, extra, queue, frequency, id, displaced)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-                """, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)])
-            id = isDisplaced ? db.lastInsertRowID : homeID
-            if isDisplaced { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
+            try db.run("DELETE FROM entries WHERE seq = ?1", [.integer(old.seq)])
         }
+        // Another key holds this one's id: the entry takes a free one, and reads find it
+        // through the index of displaced keys.
+        let isDisplaced = old?.isDisplaced ?? (atHome != nil)
+        let id = try old?.id ?? (isDisplaced ? Self.freeDisplacedID(in: db) : homeID)
+        try db.run(
+            """
+            INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
+                                 content_type, etag, last_modified, extra, queue, frequency, id, displaced, data)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            """,
+            [
+                .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
+                .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
+                .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
+                .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
+                .int(state.queue), .int(state.frequency), .integer(id), .int(isDisplaced ? 1 : 0),
+                inline.map { .blob($0) } ?? .null,
+            ])
+        if isDisplaced && old == nil { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
         if fileName != nil {
             try writeSidecar(forEntry: id, in: db)
-        }
-        // The triggers wrote the item's other columns; an inline value's bytes go beside them.
-        if fileName == nil, case .inline(let data) = source {
-            try Self.setInlineBytes(data, ofItem: id, in: db)
-        } else if old != nil {
-            try Self.setInlineBytes(nil, ofItem: id, in: db)
         }
         let victims = try evictIfNeeded(in: db, protecting: id, now: now, mayEvictProtected: mayBeTurnedAway)
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
         return (old?.file, victims)
     }
 
-    /// Keeps `data` as the inline bytes of the item `id`, or drops them (`nil`).
+    /// An entry's row as a store finds it before replacing it.
+    struct Existing {
+        var id: Int64
+        var file: String?
+        var pinned: Bool
+        var state: PolicyState
+        /// The row's number, which the replacement's row does not keep.
+        var seq: Int64
+        var isDisplaced: Bool
+    }
+
+    /// An id for a displaced entry that no entry has and no key's id can equal: `-1 - seq` of
+    /// the row about to be appended.
     ///
-    /// The bytes are appended to `blobs` (SQLite numbers a new row past the largest id), and
-    /// the trigger `items_blob_replaced` deletes the ones they replace. Call it inside the
-    /// write transaction, after the entry's row is written.
-    static func setInlineBytes(_ data: Data?, ofItem id: Int64, in db: SQLiteConnection) throws {
-        guard let data else {
-            try db.run("UPDATE items SET blob = NULL WHERE id = ?1", [.integer(id)])
-            return
-        }
-        try db.run("INSERT INTO blobs (data) VALUES (?1)", [.blob(data)])
-        try db.run("UPDATE items SET blob = ?2 WHERE id = ?1", [.integer(id), .integer(db.lastInsertRowID)])
+    /// Key ids are never negative, and an entry keeps its id while its row moves to the end
+    /// (a replacement), so every displaced id in use is `-1 - seq` of a row at or before the
+    /// last one. Call it inside the write transaction, just before the insert.
+    static func freeDisplacedID(in db: SQLiteConnection) throws -> Int64 {
+        try db.first("SELECT -2 - COALESCE(max(seq), 0) FROM entries") { $0.int64(0) } ?? -2
     }
 
     /// Renames a temporary file to its final name under `data/`.

@@ -113,7 +113,7 @@ extension DiskCache {
                 var key = key
                 let direct = try key.withUTF8 { keyBytes in
                     try db.first(
-                        "SELECT key, expires, pinned FROM items WHERE id = ?1",
+                        "SELECT key, expires, pinned FROM entries WHERE id = ?1",
                         bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
                     ) { row in row.blob(0, equals: keyBytes) ? isLive(row) : nil }
                 }
@@ -185,7 +185,7 @@ extension DiskCache {
         try lookUp(String(decoding: keyBytes, as: UTF8.self))
     }
 
-    /// One indexed read: the item stored under the key's id, with the bytes of an inline value.
+    /// One indexed read: the entry stored under the key's id, with the bytes of an inline value.
     ///
     /// Only when that id holds another key (a hash collision, or an entry written before ids
     /// came from keys) or nothing, a second read goes through the key index.
@@ -195,10 +195,7 @@ extension DiskCache {
                 var key = key
                 let direct = try key.withUTF8 { keyBytes in
                     try db.first(
-                        """
-                        SELECT i.key, i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data
-                        FROM items i LEFT JOIN blobs b ON b.id = i.blob WHERE i.id = ?1
-                        """,
+                        "SELECT key, id, size, file, checksum, expires, pinned, data FROM entries WHERE id = ?1",
                         bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
                     ) { row in row.blob(0, equals: keyBytes) ? Self.storedEntry(row) : nil }
                 }
@@ -206,9 +203,8 @@ extension DiskCache {
                 guard try Self.hasDisplacedEntries(db) else { return nil }
                 return try db.first(
                     """
-                    SELECT i.key, i.id, i.size, i.file, i.checksum, i.expires, i.pinned, b.data
-                    FROM items i LEFT JOIN blobs b ON b.id = i.blob
-                    WHERE i.id = (SELECT id FROM entries WHERE key = ?1 AND displaced = 1)
+                    SELECT key, id, size, file, checksum, expires, pinned, data FROM entries
+                    WHERE key = ?1 AND displaced = 1
                     """, bindingKey: key, map: Self.storedEntry)
             }
         }
@@ -236,8 +232,8 @@ extension DiskCache {
             "SELECT id FROM entries WHERE key = ?1 AND displaced = 1", [.blob(keyBytes)], map: { $0.int64(0) })
     }
 
-    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned` of `items`
-    /// and `data` of its blob.
+    /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data` of
+    /// `entries`.
     private static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
         StoredEntry(
             id: row.int64(1), size: row.int(2), file: row.text(3), checksum: UInt64(bitPattern: row.int64(4)),

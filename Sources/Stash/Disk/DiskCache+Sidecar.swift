@@ -114,7 +114,7 @@ extension DiskCache {
     /// the write transaction; a rollback leaves at worst an orphan file.
     func moveInlineValueToFile(entry id: Int64, key: String, in db: SQLiteConnection) throws {
         let data = try db.first(
-            "SELECT b.data FROM items i JOIN blobs b ON b.id = i.blob WHERE i.id = ?1 AND i.file IS NULL",
+            "SELECT data FROM entries WHERE id = ?1 AND file IS NULL",
             [.integer(id)]
         ) { $0.blob(0) ?? Data() }
         guard let data else { return }
@@ -127,7 +127,6 @@ extension DiskCache {
             throw error
         }
         Foundation.close(temporary.descriptor)
-        try db.run("UPDATE entries SET file = ?1 WHERE id = ?2", [.text(fileName), .integer(id)])
-        try Self.setInlineBytes(nil, ofItem: id, in: db)
+        try db.run("UPDATE entries SET file = ?1, data = NULL WHERE id = ?2", [.text(fileName), .integer(id)])
     }
 }

@@ -1,51 +1,33 @@
 extension DiskIndex {
-    /// The tables: two rows per entry, both under one id derived from a hash of the key, and
-    /// the bytes of an inline value in a third, appended in the order they were stored.
+    /// The tables: one row per entry in `entries`, appended in the order the entries were
+    /// stored, with an inline value's bytes in the row itself (python-diskcache's layout).
     ///
-    /// See `DiskCache.entryID(forKey:)` for the id.
-    ///
-    /// * `items` is the narrow index: what a lookup needs (key, size, file, checksum, expiry,
-    ///   pin) and the row of `blobs` holding an inline value's bytes, so that a miss reads a
-    ///   table of ~60 bytes per entry (1 GB at a million 1 KiB entries when the bytes were in
-    ///   its rows). It is written when a value is stored or removed, never by a hit.
-    /// * `blobs` holds inline bytes under ids that SQLite allocates past the largest one, so
-    ///   a batch of stores appends to a few pages instead of dirtying a random page of a wide
-    ///   table per store.
-    /// * `entries` holds the eviction policy's state, the times and the metadata, and is what
-    ///   the batched writes of hits change; those writes never dirty a page a read uses.
+    /// * `seq` is the row number, which SQLite allocates past the largest one: a batch of
+    ///   stores appends to a few pages at the end of the table instead of dirtying a random
+    ///   page per store (schema 4 placed its rows by the key's hash, and a 1 KiB store dirtied
+    ///   1.73 pages at 100 000 entries and 2.83 at a million; this layout 0.57 and 1.24, see
+    ///   `Benchmarks/python/index_pages.py`). A replaced value is a new row at the end, and its
+    ///   old row is deleted.
+    /// * `id` is the key's id (see `DiskCache.entryID(forKey:)`) under a unique index
+    ///   (`entries_by_id`): a lookup is one descent of that narrow index (about 20 bytes per
+    ///   entry, so that a miss at a million entries touches a small, hot B-tree) and one of
+    ///   the table. Every statement finds an entry by `id`; `seq` never leaves a statement.
     ///
     /// A key is found at its id, so `entries` has no index of keys: a store or a removal then
     /// writes one B-tree fewer (a 1 KiB store took 15 % less time at 10 000 and 100 000
     /// entries). An entry whose id was taken by another key when it was stored (a hash
-    /// collision, or an entry of schema 1) lives under another id with `displaced = 1`, and
-    /// only those are indexed by key (`entries_displaced_keys`, which also keeps them unique).
-    /// Nothing else may insert into `entries`: the store and the index rebuild keep each key in
-    /// one row.
+    /// collision, or an entry of schema 1) lives under another id with `displaced = 1` (a
+    /// negative one since schema 5, `-1 - seq` of its first row, which no key's id can equal),
+    /// and only those are indexed by key (`entries_displaced_keys`, which also keeps them
+    /// unique). Nothing else may insert into `entries`: the store and the index rebuild keep
+    /// each key in one row.
     ///
-    /// Triggers keep `items` in step with `entries`, and the totals (size, count, pinned and
-    /// queue sizes) in a one-row table, so that opening a cache reads one row instead of
-    /// scanning.
+    /// Triggers keep the totals (size, count, pinned and queue sizes) in a one-row table, so
+    /// that opening a cache reads one row instead of scanning. They fire on every insert and
+    /// delete, so no statement may `REPLACE` a row (SQLite deletes the replaced row without
+    /// firing delete triggers).
     static let schema = """
-        CREATE TABLE IF NOT EXISTS entries (
-            id INTEGER PRIMARY KEY,
-            key BLOB NOT NULL,
-            size INTEGER NOT NULL,
-            file TEXT,
-            checksum INTEGER NOT NULL,
-            created REAL NOT NULL,
-            accessed REAL NOT NULL,
-            expires REAL,
-            pinned INTEGER NOT NULL DEFAULT 0,
-            queue INTEGER NOT NULL DEFAULT 0,
-            rank INTEGER NOT NULL,
-            frequency INTEGER NOT NULL DEFAULT 0,
-            content_type TEXT,
-            etag TEXT,
-            last_modified TEXT,
-            extra TEXT,
-            displaced INTEGER NOT NULL DEFAULT 0
-        );
-        \(itemsTable)
+        \(entriesTable)
         CREATE TABLE IF NOT EXISTS totals (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             size INTEGER NOT NULL, count INTEGER NOT NULL,
@@ -57,6 +39,7 @@ extension DiskIndex {
         INSERT OR IGNORE INTO totals VALUES (1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0);
         CREATE TABLE IF NOT EXISTS ghosts (fingerprint INTEGER PRIMARY KEY, rank INTEGER NOT NULL);
         CREATE INDEX IF NOT EXISTS ghosts_by_rank ON ghosts (rank);
+        CREATE UNIQUE INDEX IF NOT EXISTS entries_by_id ON entries (id);
         CREATE INDEX IF NOT EXISTS entries_by_rank ON entries (pinned, queue, rank);
         CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries (expires) WHERE expires IS NOT NULL AND pinned = 0;
         CREATE UNIQUE INDEX IF NOT EXISTS entries_by_file ON entries (file) WHERE file IS NOT NULL;
@@ -74,7 +57,6 @@ extension DiskIndex {
                 main_size = main_size - (OLD.queue = 1 AND OLD.pinned = 0) * OLD.size,
                 main_count = main_count - (OLD.queue = 1 AND OLD.pinned = 0)
             WHERE id = 1;
-            DELETE FROM items WHERE id = OLD.id;
         END;
         CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size, pinned, queue ON entries BEGIN
             UPDATE totals SET size = size - OLD.size + NEW.size,
@@ -92,94 +74,120 @@ extension DiskIndex {
             UPDATE totals SET ghosts = ghosts - 1 WHERE id = 1;
         END;
         \(sketchTable)
-        PRAGMA user_version = 4;
+        PRAGMA user_version = 5;
         """
 
-    /// The read side of each entry, the table of inline bytes, and the triggers that copy
-    /// `entries`' columns into `items` and drop an item's bytes with it.
-    ///
-    /// `blob` is set by the store itself (NULL for a value kept in a file). An insert into
-    /// `entries` first deletes a leftover item under its id, so that the item's bytes go with
-    /// it (a REPLACE would skip `items_deleted`).
-    static let itemsTable = """
-        CREATE TABLE IF NOT EXISTS items (
-            id INTEGER PRIMARY KEY,
+    /// The table of entries. `data` holds an inline value's bytes (NULL for a value in a file),
+    /// last, so that reading the other columns never steps over them.
+    static let entriesTable = """
+        CREATE TABLE IF NOT EXISTS entries (
+            seq INTEGER PRIMARY KEY,
+            id INTEGER NOT NULL,
             key BLOB NOT NULL,
             size INTEGER NOT NULL,
             file TEXT,
             checksum INTEGER NOT NULL,
+            created REAL NOT NULL,
+            accessed REAL NOT NULL,
             expires REAL,
-            pinned INTEGER NOT NULL,
-            blob INTEGER
+            pinned INTEGER NOT NULL DEFAULT 0,
+            queue INTEGER NOT NULL DEFAULT 0,
+            rank INTEGER NOT NULL,
+            frequency INTEGER NOT NULL DEFAULT 0,
+            content_type TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            extra TEXT,
+            displaced INTEGER NOT NULL DEFAULT 0,
+            data BLOB
         );
-        CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
-        CREATE TRIGGER IF NOT EXISTS entries_item_inserted AFTER INSERT ON entries BEGIN
-            DELETE FROM items WHERE id = NEW.id;
-            INSERT INTO items (id, key, size, file, checksum, expires, pinned)
-            VALUES (NEW.id, NEW.key, NEW.size, NEW.file, NEW.checksum, NEW.expires, NEW.pinned);
-        END;
-        CREATE TRIGGER IF NOT EXISTS entries_item_updated
-        AFTER UPDATE OF key, size, file, checksum, expires, pinned ON entries BEGIN
-            UPDATE items SET key = NEW.key, size = NEW.size, file = NEW.file, checksum = NEW.checksum,
-                expires = NEW.expires, pinned = NEW.pinned
-            WHERE id = NEW.id;
-        END;
-        CREATE TRIGGER IF NOT EXISTS items_deleted AFTER DELETE ON items WHEN OLD.blob IS NOT NULL BEGIN
-            DELETE FROM blobs WHERE id = OLD.blob;
-        END;
-        CREATE TRIGGER IF NOT EXISTS items_blob_replaced AFTER UPDATE OF blob ON items
-        WHEN OLD.blob IS NOT NULL AND OLD.blob IS NOT NEW.blob BEGIN
-            DELETE FROM blobs WHERE id = OLD.blob;
-        END;
         """
 
-    /// Version 1 kept inline bytes in a table of their own and had no `items`: build `items`
-    /// and `blobs` from `entries` and `inline`, keeping every id (entries of version 1 are then
-    /// found through the key index, and all count as displaced; their ids were allocated in
-    /// order, so the bytes keep them).
+    /// Where an older version kept an entry's inline bytes, as a join from its `entries e`
+    /// and the expression naming the bytes, and the tables to drop once they are copied.
+    struct InlineBytes {
+        var join: String
+        var data: String
+        var tables: [String]
+
+        /// Version 1: a table of bytes under the entries' ids.
+        static let version1 = InlineBytes(join: "LEFT JOIN inline b ON b.id = e.id", data: "b.data", tables: ["inline"])
+        /// Versions 2 and 3: the bytes in `items`' rows.
+        static let version3 = InlineBytes(join: "LEFT JOIN items i ON i.id = e.id", data: "i.data", tables: ["items"])
+        /// Version 4: a narrow `items` pointing into `blobs`.
+        static let version4 = InlineBytes(
+            join: "LEFT JOIN items i ON i.id = e.id LEFT JOIN blobs b ON b.id = i.blob", data: "b.data",
+            tables: ["items", "blobs"])
+    }
+
+    /// Rebuilds an older version's `entries` (with the `displaced` column of version 2 on) in
+    /// version 5's layout, with its inline bytes in its rows, then drops the old tables.
+    ///
+    /// Every column is kept, ids included; rows are appended in the order the entries were
+    /// created. The old triggers and indexes are dropped first (a rename would carry them to
+    /// the old table, and their names would keep the schema's from creating the new ones);
+    /// the new ones come with the schema, after the copy, so that the totals are kept as they
+    /// were and the indexes are built once, sorted. Like every migration, it runs in the
+    /// transaction that opens the index, so a crash or an error leaves the old version as it
+    /// was.
+    static func migrationToVersion5(from bytes: InlineBytes) -> String {
+        """
+        DROP TRIGGER IF EXISTS entries_inserted;
+        DROP TRIGGER IF EXISTS entries_deleted;
+        DROP TRIGGER IF EXISTS entries_resized;
+        DROP TRIGGER IF EXISTS entries_item_inserted;
+        DROP TRIGGER IF EXISTS entries_item_updated;
+        DROP TRIGGER IF EXISTS items_deleted;
+        DROP TRIGGER IF EXISTS items_blob_replaced;
+        DROP INDEX IF EXISTS entries_by_rank;
+        DROP INDEX IF EXISTS entries_by_expiry;
+        DROP INDEX IF EXISTS entries_by_file;
+        DROP INDEX IF EXISTS entries_displaced_keys;
+        ALTER TABLE entries RENAME TO entries_v4;
+        \(entriesTable)
+        INSERT INTO entries (id, key, size, file, checksum, created, accessed, expires, pinned, queue, rank,
+                             frequency, content_type, etag, last_modified, extra, displaced, data)
+            SELECT e.id, e.key, e.size, e.file, e.checksum, e.created, e.accessed, e.expires, e.pinned, e.queue,
+                e.rank, e.frequency, e.content_type, e.etag, e.last_modified, e.extra, e.displaced,
+                CASE WHEN e.file IS NULL THEN \(bytes.data) END
+            FROM entries_v4 e \(bytes.join) ORDER BY e.created, e.rank;
+        DROP TABLE entries_v4;
+        \(bytes.tables.map { "DROP TABLE IF EXISTS \($0);" }.joined(separator: "\n"))
+        """
+    }
+
+    /// Version 1 had no `displaced` flag: every entry counts as displaced (their ids were
+    /// allocated in order, not derived from their keys).
     static let migrationFromVersion1 = """
         ALTER TABLE totals ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0;
         UPDATE totals SET displaced = (SELECT count(*) FROM entries) WHERE id = 1;
-        DROP TRIGGER IF EXISTS entries_deleted;
-        \(itemsTable)
-        INSERT INTO blobs (id, data) SELECT id, data FROM inline WHERE id IN (SELECT id FROM entries);
-        INSERT INTO items (id, key, size, file, checksum, expires, pinned, blob)
-            SELECT e.id, e.key, e.size, e.file, e.checksum, e.expires, e.pinned, b.id
-            FROM entries e LEFT JOIN blobs b ON b.id = e.id;
-        DROP TABLE inline;
         """
 
-    /// Version 2's entries gain the `displaced` flag; their unique index of keys stays.
+    /// Version 2's entries gain the `displaced` flag.
     ///
-    /// A store keeps that index up to date, and a unique key index is still right. If the
-    /// index held any entry away from its key's id, every entry is flagged (not worth hashing
-    /// every key for: flagged entries at their own id are still found there first).
+    /// Its unique index of keys goes with the old table at the migration to version 5: only
+    /// displaced entries need one. If the index held any entry away from its key's id, every
+    /// entry is flagged (not worth hashing every key for: flagged entries at their own id are
+    /// still found there first).
     static let migrationFromVersion2 = """
         ALTER TABLE entries ADD COLUMN displaced INTEGER NOT NULL DEFAULT 0;
         UPDATE entries SET displaced = 1 WHERE (SELECT displaced FROM totals WHERE id = 1) > 0;
         """
 
-    /// Versions 2 and 3 kept inline bytes in `items`' rows (`data`): move them into `blobs`,
-    /// numbered in the order of the items' ids, and rebuild `items` without them.
-    ///
-    /// The triggers that name `items` are dropped first (a rename would rewrite them to name
-    /// the old table) and come back with the schema. Like every migration, it runs in the
-    /// transaction that opens the index, so a crash or an error leaves version 3 as it was.
-    static let migrationFromVersion3 = """
-        DROP TRIGGER IF EXISTS entries_deleted;
-        DROP TRIGGER IF EXISTS entries_item_inserted;
-        DROP TRIGGER IF EXISTS entries_item_updated;
-        ALTER TABLE items RENAME TO items_v3;
-        \(itemsTable)
-        INSERT INTO blobs (id, data)
-            SELECT n, data FROM (SELECT row_number() OVER (ORDER BY id) AS n, data FROM items_v3)
-            WHERE data IS NOT NULL;
-        INSERT INTO items (id, key, size, file, checksum, expires, pinned, blob)
-            SELECT id, key, size, file, checksum, expires, pinned,
-                CASE WHEN data IS NULL THEN NULL ELSE row_number() OVER (ORDER BY id) END
-            FROM items_v3;
-        DROP TABLE items_v3;
-        """
+    /// The SQL that brings an index of `version` (1-4) to the current one, or `nil` for a new
+    /// (version 0) or current index.
+    static func migration(fromVersion version: Int32) -> String? {
+        switch version {
+        case 1:
+            // Version 1 indexes written before the sketch existed gain its table too.
+            sketchTable + migrationFromVersion1 + migrationFromVersion2 + migrationToVersion5(from: .version1)
+                + schema
+        case 2: migrationFromVersion2 + migrationToVersion5(from: .version3) + schema
+        case 3: migrationToVersion5(from: .version3) + schema
+        case 4: migrationToVersion5(from: .version4) + schema
+        default: nil
+        }
+    }
 
     /// TinyLFU's frequency sketch: chunk -1 is a header (generation, word count, additions),
     /// chunks 0… hold `FrequencySketch.wordsPerChunk` little-endian words each.

@@ -10,7 +10,7 @@ import Foundation
 // @unchecked: every mutable field sits in a LockedValue; connections never leave their lock
 // (the writer) or their checkout (a reader) while in use.
 final class DiskIndex: @unchecked Sendable {
-    static let schemaVersion: Int32 = 4
+    static let schemaVersion: Int32 = 5
 
     let root: String
     let databasePath: String
@@ -431,8 +431,8 @@ final class DiskIndex: @unchecked Sendable {
         let synchronous = durability == .durable ? "FULL" : "NORMAL"
         // The writer maps the whole index too (up to SQLite's 2 GiB ceiling): with 64 MiB
         // mapped, a store into a cache of 100 000 small entries read a third of its pages
-        // through pread(2) (perf), and the write path's B-tree descents (entries, items, rank
-        // index) touch pages all over the file. Pages come from the map, so the page cache only
+        // through pread(2) (perf), and the write path's B-tree descents (entries, its id
+        // and rank indexes) touch pages all over the file. Pages come from the map, so the page cache only
         // keeps pages the writer changed, and it is kept small (2 MiB): when a leaf split
         // reorders its new pages, SQLite parks one under a page number past the end of the file,
         // and the commit then walks every page the cache holds to drop pages past the end
@@ -455,16 +455,10 @@ final class DiskIndex: @unchecked Sendable {
         do {
             // Another process may have created or upgraded the schema since the check above.
             let current = try db.first("PRAGMA user_version") { Int32($0.int(0)) } ?? 0
-            if current == 1 {
-                // Version 1 indexes written before the sketch existed gain its table too.
-                try db.execute(
-                    Self.sketchTable + Self.migrationFromVersion1 + Self.migrationFromVersion2 + Self.schema)
-            } else if current == 2 {
-                try db.execute(Self.migrationFromVersion2 + Self.migrationFromVersion3 + Self.schema)
-            } else if current == 3 {
-                try db.execute(Self.migrationFromVersion3 + Self.schema)
-            } else if current == 0 {
+            if current == 0 {
                 try db.execute(Self.schema)
+            } else if current < Self.schemaVersion, let migration = Self.migration(fromVersion: current) {
+                try db.execute(migration)
             }
             try db.execute("COMMIT")
         } catch {

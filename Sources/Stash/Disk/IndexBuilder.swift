@@ -66,13 +66,12 @@ enum IndexBuilder {
             // here, at its own id unless another key took it.
             var ids = Set<Int64>()
             var displaced = 0
-            func insert(_ columns: [SQLiteValue], key keyBytes: Data, _ sql: String) throws -> Int64? {
+            func insert(_ columns: [SQLiteValue], key keyBytes: Data, _ sql: String) throws -> Int64 {
                 let homeID = DiskCache.entryID(forKey: keyBytes)
                 let isDisplaced = ids.contains(homeID)
-                let id = try db.first(
-                    sql, columns + [isDisplaced ? .null : .integer(homeID), .int(isDisplaced ? 1 : 0)],
-                    map: { $0.int64(0) })
-                if let id { ids.insert(id) }
+                let id = isDisplaced ? try DiskCache.freeDisplacedID(in: db) : homeID
+                try db.run(sql, columns + [.integer(id), .int(isDisplaced ? 1 : 0)])
+                ids.insert(id)
                 if isDisplaced { displaced += 1 }
                 return id
             }
@@ -94,7 +93,7 @@ enum IndexBuilder {
                     """
                     INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
                                          content_type, etag, last_modified, extra, id, displaced)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                     """)
             }
             if let old {
@@ -105,8 +104,8 @@ enum IndexBuilder {
                         row + [.integer(rank)], key: keyBytes,
                         """
                         INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
-                                             last_modified, extra, rank, id, displaced)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id
+                                             last_modified, extra, data, rank, id, displaced)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                         """)
                 }
             }
@@ -143,7 +142,8 @@ enum IndexBuilder {
         guard (try? source.first("PRAGMA quick_check") { $0.text(0) }) == .some("ok") else { return rank }
         var rank = rank
         var rows: [[SQLiteValue]] = []
-        // Version 1 kept inline bytes in `inline`, versions 2 and 3 in `items`, 4 in `blobs`.
+        // Version 1 kept inline bytes in `inline`, versions 2 and 3 in `items`, 4 in `blobs`, 5 in
+        // `entries`.
         func hasTable(_ name: String) -> Bool {
             (try? source.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [.text(name)]) {
                 _ in true
@@ -151,13 +151,13 @@ enum IndexBuilder {
         }
         let bytes =
             hasTable("blobs")
-            ? "items i ON i.id = e.id JOIN blobs b ON b.id = i.blob"
-            : "\(hasTable("items") ? "items" : "inline") b ON b.id = e.id"
+            ? DiskIndex.InlineBytes.version4
+            : hasTable("items") ? .version3 : hasTable("inline") ? .version1 : DiskIndex.InlineBytes(join: "", data: "e.data", tables: [])
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
-                   e.last_modified, e.extra, b.data
-            FROM entries e JOIN \(bytes)
+                   e.last_modified, e.extra, \(bytes.data)
+            FROM entries e \(bytes.join)
             WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
             """
         ) { row in
@@ -173,11 +173,8 @@ enum IndexBuilder {
         for row in rows {
             rank += 1
             // A key from the files, or one the old index held twice, keeps its first row.
-            guard case .blob(let keyBytes) = row[0], seen.insert(keyBytes).inserted,
-                let id = try insert(Array(row[0..<10]), keyBytes, rank)
-            else { continue }
-            guard case .blob(let data) = row[10] else { continue }
-            try DiskCache.setInlineBytes(data, ofItem: id, in: db)
+            guard case .blob(let keyBytes) = row[0], seen.insert(keyBytes).inserted else { continue }
+            _ = try insert(row, keyBytes, rank)
         }
         return rank
     }

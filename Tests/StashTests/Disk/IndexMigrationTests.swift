@@ -3,26 +3,30 @@ import Testing
 
 @testable import Stash
 
-/// Opening a cache written in index schema 3 (inline bytes in `items`' rows) migrates it to the
-/// narrow index of schema 4, keeping every entry, pin, time-to-live, metadata and the eviction
-/// policy's state; a migration that fails half-way leaves schema 3 as it was.
+/// Opening a cache written in index schema 3 (inline bytes in `items`' rows) or 4 (a narrow
+/// `items` and `blobs`, rows placed by the key's id) migrates it to schema 5 (entries appended
+/// with their bytes, found through an index of ids), keeping every entry, pin, time-to-live,
+/// metadata and the eviction policy's state; a migration that fails half-way leaves the old
+/// schema as it was.
 ///
-/// The fixture (`Tests/StashTests/Fixtures/schema3-cache`, see the README beside it) was written
-/// by schema 3's own code.
+/// The fixtures (`Tests/StashTests/Fixtures/schema3-cache` and `schema4-cache`, see the README
+/// beside them) were written by each schema's own code.
 @Suite struct IndexMigrationTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/schema3-cache")
+    static func fixture(_ version: Int) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/schema\(version)-cache")
+    }
 
-    /// The fixture's clock started here; an hour later its one-second entry has expired.
+    /// The fixtures' clocks started here; an hour later their one-second entry has expired.
     static let epoch = Date(timeIntervalSince1970: 1_795_651_200)
 
-    static func copyOfFixture(in parent: URL) throws -> URL {
+    static func copyOfFixture(_ version: Int, in parent: URL) throws -> URL {
         let copy = parent.appendingPathComponent("cache")
-        try FileManager.default.copyItem(at: fixture, to: copy)
+        try FileManager.default.copyItem(at: fixture(version), to: copy)
         return copy
     }
 
-    /// Opens the cache with the settings the fixture was written with.
+    /// Opens the cache with the settings the fixtures were written with.
     static func open(_ dir: URL) throws -> DiskCache {
         try DiskCache(
             directory: dir,
@@ -31,9 +35,15 @@ import Testing
                 clock: { epoch.addingTimeInterval(3600) }))
     }
 
-    /// Everything the index holds, as text: every column of `entries`, each item with its inline
-    /// bytes (from `items.data` in schema 3, from `blobs` in schema 4), the totals, the ghosts
-    /// and the frequency sketch.
+    /// The columns of `entries` every schema since 2 has (schema 5 adds `seq` and `data`).
+    static let entryColumns = [
+        "id", "key", "size", "file", "checksum", "created", "accessed", "expires", "pinned", "queue", "rank",
+        "frequency", "content_type", "etag", "last_modified", "extra", "displaced",
+    ]
+
+    /// Everything the index holds, as text: every column of each entry, its lookup columns with
+    /// its inline bytes (from `items.data` in schema 3, from `blobs` in schema 4, from the entry's
+    /// row in schema 5), the totals, the ghosts and the frequency sketch.
     static func contents(of dir: URL) throws -> [String] {
         let raw = try DiskIndexHotPathTests.rawIndex(dir)
         defer { raw.close() }
@@ -51,14 +61,17 @@ import Testing
         }
         let itemColumns = ["i.id", "i.key", "i.size", "i.file", "i.checksum", "i.expires", "i.pinned"]
         let items =
-            version == 3
-            ? try row(of: "items", itemColumns + ["i.data"], from: "items i", order: "i.id")
-            : try row(
-                of: "items", itemColumns + ["b.data"], from: "items i LEFT JOIN blobs b ON b.id = i.blob", order: "i.id"
-            )
+            switch version {
+            case 3: try row(of: "items", itemColumns + ["i.data"], from: "items i", order: "i.id")
+            case 4:
+                try row(
+                    of: "items", itemColumns + ["b.data"], from: "items i LEFT JOIN blobs b ON b.id = i.blob",
+                    order: "i.id")
+            default: try row(of: "entries", itemColumns + ["i.data"], from: "entries i", order: "i.id")
+            }
         var lines: [String] = []
         for (table, sql) in [
-            ("entry", try row(of: "entries", order: "id")), ("item", items),
+            ("entry", try row(of: "entries", entryColumns, order: "id")), ("item", items),
             ("totals", try row(of: "totals", order: "id")),
             ("ghost", try row(of: "ghosts", order: "fingerprint")), ("sketch", try row(of: "sketch", order: "chunk")),
         ] {
@@ -83,36 +96,58 @@ import Testing
         return data
     }
 
-    @Test func theFixtureIsAnIndexOfSchemaThreeWithInlineAndFileValues() throws {
-        let lines = try withTemporaryDirectory { parent in try Self.contents(of: try Self.copyOfFixture(in: parent)) }
-        #expect(lines.filter { $0.hasPrefix("entry ") }.count == 150)
-        #expect(lines.filter { $0.hasPrefix("item ") }.count == 150)
+    /// What each fixture holds: entries, sketch chunks, its totals row, and when its ten-year
+    /// entry expires (the writer's clock advanced with every call, which the schemas made
+    /// differently).
+    static let expected: [Int: (entries: Int, totals: String, ttlExpires: Double, triggers: Int)] = [
+        3: (150, "totals 1|441159|150|50900|2|192614|80|1990|0|0|'adaptive'|0", 1_795_651_326.5, 7),
+        4: (151, "totals 1|441424|151|50900|2|192442|80|1991|0|0|'adaptive'|0", 1_795_651_324.75, 9),
+    ]
+
+    @Test(arguments: [3, 4]) func theFixtureIsAnIndexOfItsSchemaWithInlineAndFileValues(version: Int) throws {
+        let lines = try withTemporaryDirectory { parent in
+            let dir = try Self.copyOfFixture(version, in: parent)
+            let raw = try DiskIndexHotPathTests.rawIndex(dir)
+            #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == version)
+            raw.close()
+            return try Self.contents(of: dir)
+        }
+        let expected = Self.expected[version]!
+        #expect(lines.filter { $0.hasPrefix("entry ") }.count == expected.entries)
+        #expect(lines.filter { $0.hasPrefix("item ") }.count == expected.entries)
         #expect(lines.filter { $0.hasPrefix("sketch ") }.count == 17)
-        #expect(lines.contains("totals 1|441159|150|50900|2|192614|80|1990|0|0|'adaptive'|0"))
+        #expect(lines.contains(expected.totals))
     }
 
-    @Test func openingTheFixtureMigratesEveryEntryPinTimeToLiveMetadataAndThePolicyState() throws {
+    @Test(arguments: [3, 4])
+    func openingTheFixtureMigratesEveryEntryPinTimeToLiveMetadataAndThePolicyState(version: Int) throws {
         try withTemporaryDirectory { parent in
-            let dir = try Self.copyOfFixture(in: parent)
+            let dir = try Self.copyOfFixture(version, in: parent)
             let before = try Self.contents(of: dir)
             var cache = try Self.open(dir)
             cache.close()
             // Nothing but the layout changed: every row, byte, total and the sketch read back the same.
             #expect(try Self.contents(of: dir) == before)
             let raw = try DiskIndexHotPathTests.rawIndex(dir)
-            #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == 4)
+            #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == 5)
             #expect(
-                try raw.first("SELECT count(*) FROM pragma_table_info('items') WHERE name = 'data'") { $0.int(0) } == 0)
-            // The inline bytes moved to `blobs`, one row each, none left over.
-            let blobs = try raw.first("SELECT count(*) FROM blobs") { $0.int(0) }
-            #expect(try blobs == raw.first("SELECT count(*) FROM items WHERE blob IS NOT NULL") { $0.int(0) })
-            #expect(try raw.first("SELECT count(*) FROM items WHERE file IS NULL AND blob IS NULL") { $0.int(0) } == 0)
+                try raw.first(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'blobs', 'entries_v4')"
+                ) { $0.int(0) } == 0)
+            // Every inline value's bytes are in its row, and only there.
+            #expect(try raw.first("SELECT count(*) FROM entries WHERE (file IS NULL) = (data IS NULL)") { $0.int(0) } == 0)
+            // Rows are appended in creation order.
+            #expect(
+                try raw.first(
+                    "SELECT count(*) FROM entries a JOIN entries b ON b.seq = a.seq + 1 WHERE b.created < a.created"
+                ) { $0.int(0) } == 0)
+            #expect(try raw.first("PRAGMA integrity_check") { $0.text(0) } == "ok")
             raw.close()
 
             cache = try Self.open(dir)
             defer { cache.close() }
             let keys = try cache.allKeys
-            #expect(keys.count == 150)
+            #expect(keys.count == Self.expected[version]!.entries)
             for key in keys where key.hasPrefix("entry-") {
                 let n = Int(key.dropFirst("entry-".count))!
                 let size = n % 25 == 7 ? 40_000 : 200 + (n * 37) % 1800
@@ -127,7 +162,7 @@ import Testing
             let tenYears = 86_400.0 * 3650
             #expect(
                 try cache.attributes(forKey: "ttl-inline")?.expires
-                    == Date(timeIntervalSince1970: 1_795_651_326.5 + tenYears))
+                    == Date(timeIntervalSince1970: Self.expected[version]!.ttlExpires + tenYears))
             #expect(try cache.data(forKey: "expired") == nil)
             let metadata = try cache.attributes(forKey: "metadata ünïcode/key?")?.metadata
             #expect(
@@ -140,53 +175,35 @@ import Testing
         }
     }
 
-    @Test func aMigratedCacheStoresEvictsAndRemovesThroughTheNewTables() throws {
+    @Test(arguments: [3, 4]) func aMigratedCacheStoresEvictsAndRemovesThroughTheNewTable(version: Int) throws {
         try withTemporaryDirectory { parent in
-            let dir = try Self.copyOfFixture(in: parent)
+            let dir = try Self.copyOfFixture(version, in: parent)
             let cache = try Self.open(dir)
             for i in 0..<200 { try cache.store(Self.value(1500, seed: UInt64(5000 + i)), forKey: "new-\(i)") }
-            try cache.removeData(forKey: "ttl-inline")
+            try cache.store(Self.value(800, seed: 77), forKey: "ttl-inline")  // a replacement
+            try cache.removeData(forKey: "ttl-file")
             try cache.flush()
             // The limit holds for what may be evicted: all but the two pinned values (50 900 bytes).
             #expect(try cache.totalSize.bytes - 50_900 <= ByteCount.kibibytes(384).bytes)
             #expect(try cache.data(forKey: "new-199") == Self.value(1500, seed: 5199))
             #expect(try cache.data(forKey: "pinned-inline") == Self.value(900, seed: 1))
             #expect(try cache.data(forKey: "pinned-file") == Self.value(50_000, seed: 2))
-            #expect(try cache.data(forKey: "ttl-inline") == nil)
+            #expect(try cache.data(forKey: "ttl-file") == nil)
+            #expect(try cache.verify().isHealthy)  // the totals match the rows
             cache.close()
-            // Evicted and removed entries took their bytes with them.
             let raw = try DiskIndexHotPathTests.rawIndex(dir)
             defer { raw.close() }
-            let blobs = try raw.first("SELECT count(*) FROM blobs") { $0.int(0) }
-            #expect(try blobs == raw.first("SELECT count(*) FROM items WHERE blob IS NOT NULL") { $0.int(0) })
+            // The replacement took the old row's place: one row per key.
             #expect(
-                try raw.first(
-                    "SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob FROM items WHERE blob IS NOT NULL)"
-                ) {
+                try raw.first("SELECT count(*) FROM (SELECT key FROM entries GROUP BY key HAVING count(*) > 1)") {
                     $0.int(0)
                 } == 0)
         }
     }
 
-    @Test func verifyFindsAndRepairsInlineBytesThatNoEntryRefersTo() throws {
+    @Test(arguments: [3, 4]) func aReadOnlyOpenOfAnOldSchemaSaysItNeedsAnUpgradeAndChangesNothing(version: Int) throws {
         try withTemporaryDirectory { parent in
-            let dir = try Self.copyOfFixture(in: parent)
-            var cache = try Self.open(dir)
-            cache.close()
-            try DiskIndexHotPathTests.rewrite(dir, "INSERT INTO blobs (data) VALUES (x'00112233');")
-            cache = try Self.open(dir)
-            defer { cache.close() }
-            let report = try cache.verify()
-            #expect(report.indexProblems == ["1 inline values that no entry refers to"])
-            #expect(try cache.verify(repair: true).repaired)
-            #expect(try cache.verify().isHealthy)
-            #expect(try cache.data(forKey: "ttl-inline") == Self.value(700, seed: 3))
-        }
-    }
-
-    @Test func aReadOnlyOpenOfSchemaThreeSaysItNeedsAnUpgradeAndChangesNothing() throws {
-        try withTemporaryDirectory { parent in
-            let dir = try Self.copyOfFixture(in: parent)
+            let dir = try Self.copyOfFixture(version, in: parent)
             let before = try Self.contents(of: dir)
             var configuration = DiskCache.Configuration(sizeLimit: .kibibytes(384))
             configuration.opensReadOnly = true
@@ -194,29 +211,34 @@ import Testing
                 _ = try DiskCache(directory: dir, configuration: configuration)
             } throws: { error in
                 let error = error as? StashError
-                return error?.code == .readOnly && error?.message.contains("schema 3") == true
+                return error?.code == .readOnly && error?.message.contains("schema \(version)") == true
                     && error?.message.contains("write permission") == true
             }
             #expect(try Self.contents(of: dir) == before)
         }
     }
 
-    @Test func aMigrationThatFailsHalfWayLeavesSchemaThreeAsItWas() throws {
+    @Test(arguments: [3, 4]) func aMigrationThatFailsHalfWayLeavesTheOldSchemaAsItWas(version: Int) throws {
         try withTemporaryDirectory { parent in
-            let dir = try Self.copyOfFixture(in: parent)
+            let dir = try Self.copyOfFixture(version, in: parent)
             let before = try Self.contents(of: dir)
             // A table in the way of the rename makes the migration fail after it dropped the
-            // triggers and filled `blobs`: all of it must roll back.
-            try DiskIndexHotPathTests.rewrite(dir, "CREATE TABLE items_v3 (obstacle INTEGER);")
+            // triggers and indexes: all of it must roll back.
+            try DiskIndexHotPathTests.rewrite(dir, "CREATE TABLE entries_v4 (obstacle INTEGER);")
             #expect(throws: StashError.self) { _ = try Self.open(dir) }
             #expect(try Self.contents(of: dir) == before)
             let raw = try DiskIndexHotPathTests.rawIndex(dir)
-            #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == 3)
-            #expect(try raw.first("SELECT count(*) FROM sqlite_master WHERE name = 'blobs'") { $0.int(0) } == 0)
-            #expect(try raw.first("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") { $0.int(0) } == 7)
+            #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == version)
+            #expect(
+                try raw.first("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'seq'") { $0.int(0) } == 0)
+            #expect(
+                try raw.first("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") { $0.int(0) }
+                    == Self.expected[version]!.triggers)
+            #expect(
+                try raw.first("SELECT count(*) FROM sqlite_master WHERE name = 'entries_by_rank'") { $0.int(0) } == 1)
             raw.close()
             // With the obstacle gone, the next open migrates everything.
-            try DiskIndexHotPathTests.rewrite(dir, "DROP TABLE items_v3;")
+            try DiskIndexHotPathTests.rewrite(dir, "DROP TABLE entries_v4;")
             let cache = try Self.open(dir)
             cache.close()
             #expect(try Self.contents(of: dir) == before)
