@@ -248,7 +248,8 @@ extension DiskCache {
             guard writes else { continue }
             updates.append((entry.id, state, accessed, entry.state))
         }
-        // Written in id order: rows that share a page are written together.
+        // Written in id order: successive updates descend the index of ids along neighbouring
+        // pages (the rows themselves lie in the order they were stored).
         updates.sort { $0.id < $1.id }
         for update in updates {
             if update.state.queue != update.old.queue {

@@ -77,8 +77,10 @@ extension DiskIndex {
         PRAGMA user_version = 5;
         """
 
-    /// The table of entries. `data` holds an inline value's bytes (NULL for a value in a file),
-    /// last, so that reading the other columns never steps over them.
+    /// The table of entries.
+    ///
+    /// `data` holds an inline value's bytes (NULL for a value in a file), last, so that
+    /// reading the other columns never steps over them.
     static let entriesTable = """
         CREATE TABLE IF NOT EXISTS entries (
             seq INTEGER PRIMARY KEY,
@@ -118,6 +120,8 @@ extension DiskIndex {
         static let version4 = InlineBytes(
             join: "LEFT JOIN items i ON i.id = e.id LEFT JOIN blobs b ON b.id = i.blob", data: "b.data",
             tables: ["items", "blobs"])
+        /// Version 5: the bytes in the entries' own rows.
+        static let version5 = InlineBytes(join: "", data: "e.data", tables: [])
     }
 
     /// Rebuilds an older version's `entries` (with the `displaced` column of version 2 on) in

@@ -149,10 +149,16 @@ enum IndexBuilder {
                 _ in true
             }) == .some(true)
         }
-        let bytes =
-            hasTable("blobs")
-            ? DiskIndex.InlineBytes.version4
-            : hasTable("items") ? .version3 : hasTable("inline") ? .version1 : DiskIndex.InlineBytes(join: "", data: "e.data", tables: [])
+        let bytes: DiskIndex.InlineBytes =
+            if hasTable("blobs") {
+                .version4
+            } else if hasTable("items") {
+                .version3
+            } else if hasTable("inline") {
+                .version1
+            } else {
+                .version5
+            }
         let read: Void? = try? source.query(
             """
             SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,

@@ -135,7 +135,8 @@ import Testing
                     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'blobs', 'entries_v4')"
                 ) { $0.int(0) } == 0)
             // Every inline value's bytes are in its row, and only there.
-            #expect(try raw.first("SELECT count(*) FROM entries WHERE (file IS NULL) = (data IS NULL)") { $0.int(0) } == 0)
+            #expect(
+                try raw.first("SELECT count(*) FROM entries WHERE (file IS NULL) = (data IS NULL)") { $0.int(0) } == 0)
             // Rows are appended in creation order.
             #expect(
                 try raw.first(
@@ -230,7 +231,8 @@ import Testing
             let raw = try DiskIndexHotPathTests.rawIndex(dir)
             #expect(try raw.first("PRAGMA user_version") { $0.int(0) } == version)
             #expect(
-                try raw.first("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'seq'") { $0.int(0) } == 0)
+                try raw.first("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'seq'") { $0.int(0) } == 0
+            )
             #expect(
                 try raw.first("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") { $0.int(0) }
                     == Self.expected[version]!.triggers)
