@@ -226,12 +226,18 @@ extension DiskCache {
             if entry == nil {
                 hitWriteLookups.withLock { $0 += 1 }
                 entry = try db.first(
-                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE id = ?1 AND key = ?2",
+                    """
+                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed FROM entries e JOIN states s ON s.seq = e.seq
+                    WHERE e.id = ?1 AND e.key = ?2
+                    """,
                     [.integer(homeID), .blob(key)], map: found)
             }
             if entry == nil, displaced {
                 entry = try db.first(
-                    "SELECT id, queue, rank, frequency, accessed FROM entries WHERE key = ?1 AND displaced = 1",
+                    """
+                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed FROM entries e JOIN states s ON s.seq = e.seq
+                    WHERE e.key = ?1 AND e.displaced = 1
+                    """,
                     [.blob(key)], map: found)
             }
             guard let entry else { continue }
@@ -249,12 +255,15 @@ extension DiskCache {
             updates.append((entry.id, state, accessed, entry.state))
         }
         // Written in id order: successive updates descend the index of ids along neighbouring
-        // pages (the rows themselves lie in the order they were stored).
+        // pages (the states themselves lie in the order their entries were stored).
         updates.sort { $0.id < $1.id }
         for update in updates {
             if update.state.queue != update.old.queue {
                 try db.run(
-                    "UPDATE entries SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE id = ?5",
+                    """
+                    UPDATE states SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4
+                    WHERE seq = (SELECT seq FROM entries WHERE id = ?5)
+                    """,
                     [
                         .real(update.accessed), .int(update.state.queue), .integer(update.state.rank),
                         .int(update.state.frequency), .integer(update.id),
@@ -263,7 +272,10 @@ extension DiskCache {
                 // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
                 // queue) does not fire: most hits leave the queue alone.
                 try db.run(
-                    "UPDATE entries SET accessed = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
+                    """
+                    UPDATE states SET accessed = ?1, rank = ?2, frequency = ?3
+                    WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
+                    """,
                     [
                         .real(update.accessed), .integer(update.state.rank), .int(update.state.frequency),
                         .integer(update.id),
@@ -274,7 +286,9 @@ extension DiskCache {
                 // only sets a reference bit (every policy but LRU) would dirty a random page of
                 // the rank index besides the entry's own.
                 try db.run(
-                    "UPDATE entries SET accessed = ?1, frequency = ?2 WHERE id = ?3",
+                    """
+                    UPDATE states SET accessed = ?1, frequency = ?2 WHERE seq = (SELECT seq FROM entries WHERE id = ?3)
+                    """,
                     [.real(update.accessed), .int(update.state.frequency), .integer(update.id)])
             }
         }

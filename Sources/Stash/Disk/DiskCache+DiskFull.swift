@@ -119,7 +119,10 @@ extension DiskCache {
             try index.read { db in
                 var rows: [(key: String, size: Int, file: String)] = []
                 try db.query(
-                    "SELECT key, size, file FROM entries WHERE pinned = 0 AND file IS NOT NULL ORDER BY rank LIMIT 256"
+                    """
+                    SELECT e.key, e.size, e.file FROM states s JOIN entries e ON e.seq = s.seq
+                    WHERE s.pinned = 0 AND e.file IS NOT NULL ORDER BY s.rank LIMIT 256
+                    """
                 ) { row in
                     rows.append((String(decoding: row.blob(0) ?? Data(), as: UTF8.self), row.int(1), row.text(2)!))
                 }

@@ -134,14 +134,17 @@ extension DiskCache {
                 guard let id = try Self.storedID(forKey: Self.utf8(key), in: db) else { return false }
                 try db.run(
                     """
-                    UPDATE entries SET content_type = ?1, etag = ?2, last_modified = ?3, extra = ?4, expires = ?5,
-                        accessed = ?6 WHERE id = ?7
+                    UPDATE entries SET content_type = ?1, etag = ?2, last_modified = ?3, extra = ?4, expires = ?5
+                    WHERE id = ?6
                     """,
                     [
                         .optionalText(metadata.contentType), .optionalText(metadata.etag),
                         .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                        .optionalReal(expires), .real(now.timeIntervalSince1970), .integer(id),
+                        .optionalReal(expires), .integer(id),
                     ])
+                try db.run(
+                    "UPDATE states SET accessed = ?1 WHERE seq = (SELECT seq FROM entries WHERE id = ?2)",
+                    [.real(now.timeIntervalSince1970), .integer(id)])
                 try writeSidecar(forEntry: id, in: db)
                 return true
             }
@@ -159,7 +162,9 @@ extension DiskCache {
             return try wrapIndexErrors {
                 try index.read { db in
                     var keys: [String] = []
-                    try db.query("SELECT key FROM entries ORDER BY created, rank") { row in
+                    try db.query(
+                        "SELECT e.key FROM entries e JOIN states s ON s.seq = e.seq ORDER BY e.created, s.rank"
+                    ) { row in
                         keys.append(String(decoding: row.blob(0) ?? Data(), as: UTF8.self))
                     }
                     return keys
@@ -206,9 +211,9 @@ extension DiskCache {
                 var batch: [(Int64, Attributes)] = []
                 try db.query(
                     """
-                    SELECT id, key, size, created, accessed, expires, pinned, file, content_type, etag,
-                        last_modified, extra
-                    FROM entries WHERE id > ?1 ORDER BY id LIMIT ?2
+                    SELECT e.id, e.key, e.size, e.created, s.accessed, e.expires, e.pinned, e.file, e.content_type,
+                        e.etag, e.last_modified, e.extra
+                    FROM entries e JOIN states s ON s.seq = e.seq WHERE e.id > ?1 ORDER BY e.id LIMIT ?2
                     """, [.integer(lastID), .int(limit)]
                 ) { row in
                     let keyBytes = row.blob(1) ?? Data()

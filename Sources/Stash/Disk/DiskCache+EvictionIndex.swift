@@ -40,7 +40,10 @@ extension DiskCache {
                 } ?? (0, 0)
             if let protected {
                 let found = try db.first(
-                    "SELECT size, queue, rank, frequency, key, file FROM entries WHERE id = ?1 AND pinned = 0",
+                    """
+                    SELECT e.size, s.queue, s.rank, s.frequency, e.key, e.file FROM entries e
+                    JOIN states s ON s.seq = e.seq WHERE e.id = ?1 AND e.pinned = 0
+                    """,
                     [.integer(protected)]
                 ) { row in
                     let key = row.blob(4) ?? Data()
@@ -93,8 +96,8 @@ extension DiskCache {
 
         /// Unpinned entries of queue `?1` from rank `?2` on, lowest first, without `?3`, at most `?4`.
         static let candidatesQuery = """
-            SELECT id, size, rank, frequency, key, file FROM entries
-            WHERE pinned = 0 AND queue = ?1 AND rank >= ?2 AND id != ?3 ORDER BY rank LIMIT ?4
+            SELECT e.id, s.size, s.rank, s.frequency, e.key, e.file FROM states s JOIN entries e ON e.seq = s.seq
+            WHERE s.pinned = 0 AND s.queue = ?1 AND s.rank >= ?2 AND e.id != ?3 ORDER BY s.rank LIMIT ?4
             """
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
@@ -135,12 +138,14 @@ extension DiskCache {
                 // A second chance stays in its queue: without `queue` in the SET list the
                 // totals trigger (UPDATE OF size, pinned, queue) does not fire.
                 try db.run(
-                    "UPDATE entries SET rank = ?1, frequency = ?2 WHERE id = ?3",
+                    "UPDATE states SET rank = ?1, frequency = ?2 WHERE seq = (SELECT seq FROM entries WHERE id = ?3)",
                     [.integer(state.rank), .int(state.frequency), .integer(id)])
                 return
             }
             try db.run(
-                "UPDATE entries SET queue = ?1, rank = ?2, frequency = ?3 WHERE id = ?4",
+                """
+                UPDATE states SET queue = ?1, rank = ?2, frequency = ?3 WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
+                """,
                 [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(id)])
             queues[id] = state.queue
         }

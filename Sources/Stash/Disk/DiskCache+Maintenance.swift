@@ -111,7 +111,7 @@ extension DiskCache {
             try index.readOrWrite(writing: repair) { db in
                 let actual =
                     try db.first(
-                        "SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0), COALESCE(SUM(pinned), 0) FROM entries"
+                        "SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0), COALESCE(SUM(pinned), 0) FROM states"
                     ) { [$0.int(0), $0.int(1), $0.int(2), $0.int(3)] } ?? []
                 let stored = try db.first("SELECT size, count, pinned_size, pinned_count FROM totals WHERE id = 1") {
                     [$0.int(0), $0.int(1), $0.int(2), $0.int(3)]
@@ -120,7 +120,7 @@ extension DiskCache {
                     [$0.int(0), $0.int(1)]
                 }
                 let actualMain = try db.first(
-                    "SELECT COALESCE(SUM(size), 0), COUNT(*) FROM entries WHERE queue = 1 AND pinned = 0"
+                    "SELECT COALESCE(SUM(size), 0), COUNT(*) FROM states WHERE queue = 1 AND pinned = 0"
                 ) { [$0.int(0), $0.int(1)] }
                 if repair {
                     for entry in damaged {
@@ -138,9 +138,9 @@ extension DiskCache {
                         """
                         UPDATE totals SET (size, count, pinned_size, pinned_count) =
                             (SELECT COALESCE(SUM(size), 0), COUNT(*), COALESCE(SUM(pinned * size), 0),
-                                    COALESCE(SUM(pinned), 0) FROM entries) WHERE id = 1;
+                                    COALESCE(SUM(pinned), 0) FROM states) WHERE id = 1;
                         UPDATE totals SET (main_size, main_count) = (SELECT COALESCE(SUM(size), 0), COUNT(*)
-                            FROM entries WHERE queue = 1 AND pinned = 0) WHERE id = 1;
+                            FROM states WHERE queue = 1 AND pinned = 0) WHERE id = 1;
                         UPDATE totals SET ghosts = (SELECT COUNT(*) FROM ghosts) WHERE id = 1;
                         """)
                 }

@@ -123,9 +123,9 @@ extension DiskCache {
         let (atHome, hasDisplaced) =
             try db.first(
                 """
-                SELECT e.key = ?2, e.id, e.file, e.pinned, e.queue, e.rank, e.frequency, e.seq, e.displaced,
+                SELECT e.key = ?2, e.id, e.file, e.pinned, s.queue, s.rank, s.frequency, e.seq, e.displaced,
                     t.displaced != 0
-                FROM totals t LEFT JOIN entries e ON e.id = ?1 WHERE t.id = 1
+                FROM totals t LEFT JOIN entries e ON e.id = ?1 LEFT JOIN states s ON s.seq = e.seq WHERE t.id = 1
                 """,
                 [.integer(homeID), .blob(keyBytes)]
             ) { row in
@@ -135,8 +135,8 @@ extension DiskCache {
         if old == nil, hasDisplaced {
             old = try db.first(
                 """
-                SELECT 1, id, file, pinned, queue, rank, frequency, seq, displaced FROM entries
-                WHERE key = ?1 AND displaced = 1
+                SELECT 1, e.id, e.file, e.pinned, s.queue, s.rank, s.frequency, e.seq, e.displaced
+                FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1 AND e.displaced = 1
                 """,
                 [.blob(keyBytes)], map: existing)
         }
@@ -173,18 +173,20 @@ extension DiskCache {
         let id = try old?.id ?? (isDisplaced ? Self.freeDisplacedID(in: db) : homeID)
         try db.run(
             """
-            INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                 content_type, etag, last_modified, extra, queue, frequency, id, displaced, data)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            INSERT INTO entries (key, size, file, checksum, created, expires, pinned, content_type, etag,
+                                 last_modified, extra, id, displaced, data)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """,
             [
                 .blob(keyBytes), .int(size), .optionalText(fileName), .integer(Int64(bitPattern: checksum)),
                 .real(now.timeIntervalSince1970), .optionalReal(expires), .int(isPinned ? 1 : 0),
-                .integer(state.rank), .optionalText(metadata.contentType), .optionalText(metadata.etag),
+                .optionalText(metadata.contentType), .optionalText(metadata.etag),
                 .optionalText(metadata.lastModified), .optionalText(Self.encodeExtra(metadata.extra)),
-                .int(state.queue), .int(state.frequency), .integer(id), .int(isDisplaced ? 1 : 0),
-                inline.map { .blob($0) } ?? .null,
+                .integer(id), .int(isDisplaced ? 1 : 0), inline.map { .blob($0) } ?? .null,
             ])
+        try Self.insertState(
+            ofRow: db.lastInsertRowID, size: size, pinned: isPinned, state: state,
+            accessed: now.timeIntervalSince1970, in: db)
         if isDisplaced && old == nil { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
         if fileName != nil {
             try writeSidecar(forEntry: id, in: db)
@@ -203,6 +205,21 @@ extension DiskCache {
         /// The row's number, which the replacement's row does not keep.
         var seq: Int64
         var isDisplaced: Bool
+    }
+
+    /// Writes the policy state of the entry just inserted as row `seq` of `entries`.
+    ///
+    /// The totals follow from it (`states_inserted`). Call it inside the write transaction,
+    /// right after the entry's insert.
+    static func insertState(
+        ofRow seq: Int64, size: Int, pinned: Bool, state: PolicyState, accessed: Double, in db: SQLiteConnection
+    ) throws {
+        try db.run(
+            "INSERT INTO states (seq, size, pinned, queue, rank, frequency, accessed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            [
+                .integer(seq), .int(size), .int(pinned ? 1 : 0), .int(state.queue), .integer(state.rank),
+                .int(state.frequency), .real(accessed),
+            ])
     }
 
     /// An id for a displaced entry that no entry has and no key's id can equal: `-1 - seq` of

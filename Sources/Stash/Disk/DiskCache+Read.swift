@@ -146,8 +146,9 @@ extension DiskCache {
                 guard let id = try Self.storedID(forKey: keyBytes, in: db) else { return nil }
                 return try db.first(
                     """
-                    SELECT size, created, accessed, expires, pinned, file, content_type, etag, last_modified, extra
-                    FROM entries WHERE id = ?1
+                    SELECT e.size, e.created, s.accessed, e.expires, e.pinned, e.file, e.content_type, e.etag,
+                        e.last_modified, e.extra
+                    FROM entries e JOIN states s ON s.seq = e.seq WHERE e.id = ?1
                     """, [.integer(id)]
                 ) { row in
                     let accessed = Date(timeIntervalSince1970: row.double(2))

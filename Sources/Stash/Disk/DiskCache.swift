@@ -215,7 +215,7 @@ public final class DiskCache: Sendable {
             try index.write { db in
                 try db.execute(
                     """
-                    UPDATE entries SET queue = 0, frequency = 0 WHERE queue != 0 OR frequency != 0;
+                    UPDATE states SET queue = 0, frequency = 0 WHERE queue != 0 OR frequency != 0;
                     DELETE FROM ghosts;
                     DELETE FROM sketch;
                     UPDATE totals SET hand = 0, policy = '\(name)' WHERE id = 1;

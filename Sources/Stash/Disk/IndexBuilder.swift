@@ -66,11 +66,19 @@ enum IndexBuilder {
             // here, at its own id unless another key took it.
             var ids = Set<Int64>()
             var displaced = 0
-            func insert(_ columns: [SQLiteValue], key keyBytes: Data, _ sql: String) throws -> Int64 {
+            // Each entry's state goes beside it: ranks in the order of insertion, times from
+            // the files (or the old index), nothing in the main queue yet.
+            func insert(
+                _ columns: [SQLiteValue], key keyBytes: Data, size: Int, pinned: Bool, rank: Int64, accessed: Double,
+                _ sql: String
+            ) throws -> Int64 {
                 let homeID = DiskCache.entryID(forKey: keyBytes)
                 let isDisplaced = ids.contains(homeID)
                 let id = isDisplaced ? try DiskCache.freeDisplacedID(in: db) : homeID
                 try db.run(sql, columns + [.integer(id), .int(isDisplaced ? 1 : 0)])
+                try DiskCache.insertState(
+                    ofRow: db.lastInsertRowID, size: size, pinned: pinned,
+                    state: PolicyState(queue: 0, rank: rank, frequency: 0), accessed: accessed, in: db)
                 ids.insert(id)
                 if isDisplaced { displaced += 1 }
                 return id
@@ -86,26 +94,30 @@ enum IndexBuilder {
                 _ = try insert(
                     [
                         .blob(s.keyBytes!), .int(s.size), .text(entry.file), .integer(Int64(bitPattern: s.checksum)),
-                        .real(s.created), .optionalReal(s.expires), .int(s.pinned ? 1 : 0), .integer(rank),
+                        .real(s.created), .optionalReal(s.expires), .int(s.pinned ? 1 : 0),
                         .optionalText(s.contentType), .optionalText(s.etag), .optionalText(s.lastModified),
                         .optionalText(s.extra),
-                    ], key: s.keyBytes!,
+                    ], key: s.keyBytes!, size: s.size, pinned: s.pinned, rank: rank, accessed: s.created,
                     """
-                    INSERT INTO entries (key, size, file, checksum, created, accessed, expires, pinned, rank,
-                                         content_type, etag, last_modified, extra, id, displaced)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                    INSERT INTO entries (key, size, file, checksum, created, expires, pinned, content_type, etag,
+                                         last_modified, extra, id, displaced)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                     """)
             }
             if let old {
                 let keys = Set(newest.keys)
                 rank = try salvageInlineEntries(from: old, into: db, rank: rank) { row, keyBytes, rank in
                     guard !keys.contains(keyBytes) else { return nil }
+                    // `row` is key, size, checksum, created, accessed, expires, content type,
+                    // validators, extra and the bytes.
+                    guard case .integer(let size) = row[1], case .real(let accessed) = row[4] else { return nil }
                     return try insert(
-                        row + [.integer(rank)], key: keyBytes,
+                        Array(row[0..<4]) + Array(row[5...]), key: keyBytes, size: Int(size), pinned: false,
+                        rank: rank, accessed: accessed,
                         """
-                        INSERT INTO entries (key, size, checksum, created, accessed, expires, content_type, etag,
-                                             last_modified, extra, data, rank, id, displaced)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                        INSERT INTO entries (key, size, checksum, created, expires, content_type, etag,
+                                             last_modified, extra, data, id, displaced)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                         """)
                 }
             }
@@ -161,10 +173,10 @@ enum IndexBuilder {
             }
         let read: Void? = try? source.query(
             """
-            SELECT e.key, e.size, e.checksum, e.created, e.accessed, e.expires, e.content_type, e.etag,
+            SELECT e.key, e.size, e.checksum, e.created, \(bytes.accessed), e.expires, e.content_type, e.etag,
                    e.last_modified, e.extra, \(bytes.data)
             FROM entries e \(bytes.join)
-            WHERE e.file IS NULL AND e.pinned = 0 ORDER BY e.rank
+            WHERE e.file IS NULL AND e.pinned = 0 ORDER BY \(bytes.rank)
             """
         ) { row in
             guard let data = row.blob(10), data.count == row.int(1) else { return }

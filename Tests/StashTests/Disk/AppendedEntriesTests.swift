@@ -3,9 +3,10 @@ import Testing
 
 @testable import Stash
 
-/// Schema 5 appends every entry's row, a replacement included, and finds it through the index
-/// of ids: the replaced row goes with everything its triggers count (a `REPLACE` would skip
-/// them), and an entry whose id another key holds takes a negative id of its own.
+/// Schema 5 appends every entry's row and its state's, a replacement included, and finds it
+/// through the index of ids: the replaced row goes with its state and everything the triggers
+/// count (a `REPLACE` would skip them), and an entry whose id another key holds takes a
+/// negative id of its own.
 @Suite struct AppendedEntriesTests {
     /// The first column of every row `sql` returns, as text.
     static func rows(_ cache: DiskCache, _ sql: String) throws -> [String] {
@@ -30,6 +31,15 @@ import Testing
                     ])
                 #expect(try cache.totalSize.bytes == 2000 + size)
                 #expect(try cache.totalCount == 2)
+                // One state per entry, under its row's number, with its size and pin.
+                #expect(
+                    try Self.rows(
+                        cache,
+                        """
+                        SELECT count(*) FROM entries e JOIN states s ON s.seq = e.seq
+                        WHERE s.size = e.size AND s.pinned = e.pinned
+                        """) == ["2"])
+                #expect(try Self.rows(cache, "SELECT count(*) FROM states") == ["2"])
                 #expect(try cache.pinnedSize.bytes == (pinned ? size : 0))
                 #expect(try cache.pinnedCount == (pinned ? 1 : 0))
                 #expect(try cache.verify().isHealthy)
@@ -80,6 +90,10 @@ import Testing
                 #expect(!report.totalsMismatch, "step \(step)")
                 #expect(report.isHealthy, "step \(step)")
                 #expect(try Self.rows(cache, "SELECT key FROM entries GROUP BY key HAVING count(*) > 1") == [])
+                #expect(
+                    try Self.rows(cache, "SELECT count(*) FROM states WHERE seq NOT IN (SELECT seq FROM entries)") == [
+                        "0"
+                    ])
                 if let stored = try cache.data(forKey: key) { #expect(stored == last[key], "step \(step) \(key)") }
             }
             // The pinned values outlast everything but their removal; the rest is within the limit.

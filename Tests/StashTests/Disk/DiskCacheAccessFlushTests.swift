@@ -21,11 +21,17 @@ import Testing
         func dataVersion() throws -> Int { try db.first("PRAGMA data_version") { $0.int(0) } ?? -1 }
         func walSize() -> Int { POSIXFile.size(walPath)?.logical ?? 0 }
         func accessed(_ key: String) throws -> Double? {
-            try db.first("SELECT accessed FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.double(0) }
+            try db.first(
+                "SELECT s.accessed FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1",
+                [.blob(Data(key.utf8))]
+            ) { $0.double(0) }
         }
         /// The entry's hit counter (a reference bit in the adaptive window) as committed.
         func frequency(_ key: String) throws -> Int? {
-            try db.first("SELECT frequency FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.int(0) }
+            try db.first(
+                "SELECT s.frequency FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1",
+                [.blob(Data(key.utf8))]
+            ) { $0.int(0) }
         }
     }
 

@@ -70,12 +70,16 @@ import Testing
 
     private func rawAccessTime(_ dir: URL, key: String) throws -> Double? {
         let db = try SQLiteConnection(path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
-        return try db.first("SELECT accessed FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.double(0) }
+        return try db.first(
+            "SELECT s.accessed FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1", [.blob(Data(key.utf8))]
+        ) { $0.double(0) }
     }
 
     private func rawRank(_ dir: URL, key: String) throws -> Int? {
         let db = try SQLiteConnection(path: dir.appendingPathComponent("index.sqlite").path, busyTimeout: .seconds(1))
-        return try db.first("SELECT rank FROM entries WHERE key = ?1", [.blob(Data(key.utf8))]) { $0.int(0) }
+        return try db.first(
+            "SELECT s.rank FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1", [.blob(Data(key.utf8))]
+        ) { $0.int(0) }
     }
 }
 

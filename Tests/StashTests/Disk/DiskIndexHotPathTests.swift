@@ -221,13 +221,12 @@ import Testing
             let indexes = try Self.rows(
                 of: cache, "SELECT name, \"unique\", partial FROM pragma_index_list('entries') ORDER BY name"
             ) { "\($0.text(0)!) unique=\($0.int(1)) partial=\($0.int(2))" }
-            // A store writes the entry's row, its id, its rank and (for files) its file name: no
-            // key index.
+            // A store writes the entry's row, its id, its state's rank and (for files) its file
+            // name: no key index.
             #expect(
                 indexes == [
                     "entries_by_expiry unique=0 partial=1", "entries_by_file unique=1 partial=1",
-                    "entries_by_id unique=1 partial=0", "entries_by_rank unique=0 partial=0",
-                    "entries_displaced_keys unique=1 partial=1",
+                    "entries_by_id unique=1 partial=0", "entries_displaced_keys unique=1 partial=1",
                 ])
         }
     }
@@ -332,22 +331,31 @@ import Testing
             }
             cache.close()
             let db = try Self.rawIndex(dir)
-            let statements: [(sql: String, bindings: [SQLiteValue], index: String)] = [
-                (DiskCache.expiredEntriesQuery, [.real(0), .integer(-1), .int(1024)], "entries_by_expiry"),
+            // The candidates come from the states (`s`) in rank order, each joined to its entry by
+            // row number.
+            let statements: [(sql: String, bindings: [SQLiteValue], search: String)] = [
+                (
+                    DiskCache.expiredEntriesQuery, [.real(0), .integer(-1), .int(1024)],
+                    "SEARCH entries USING INDEX entries_by_expiry"
+                ),
                 (
                     DiskCache.SQLiteEvictionIndex.candidatesQuery, [.int(0), .integer(.min), .integer(-1), .int(16)],
-                    "entries_by_rank"
+                    "SEARCH s USING INDEX states_by_rank"
                 ),
                 (
                     DiskCache.SQLiteEvictionIndex.candidatesQuery, [.int(1), .integer(.min), .integer(-1), .int(1)],
-                    "entries_by_rank"
+                    "SEARCH s USING INDEX states_by_rank"
                 ),
             ]
             for statement in statements {
                 let plan = try Self.plan(of: statement.sql, statement.bindings, in: db)
-                #expect(plan.contains { $0.hasPrefix("SEARCH entries USING INDEX \(statement.index)") }, "\(plan)")
+                #expect(plan.contains { $0.hasPrefix(statement.search) }, "\(plan)")
                 #expect(!plan.contains { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }, "\(plan)")
             }
+            let join = try Self.plan(
+                of: DiskCache.SQLiteEvictionIndex.candidatesQuery, [.int(0), .integer(.min), .integer(-1), .int(16)],
+                in: db)
+            #expect(join.contains { $0.hasPrefix("SEARCH e USING INTEGER PRIMARY KEY") }, "\(join)")
         }
     }
 

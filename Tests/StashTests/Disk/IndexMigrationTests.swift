@@ -35,7 +35,8 @@ import Testing
                 clock: { epoch.addingTimeInterval(3600) }))
     }
 
-    /// The columns of `entries` every schema since 2 has (schema 5 adds `seq` and `data`).
+    /// The columns of `entries` every schema since 2 has (schema 5 adds `seq` and `data`, and
+    /// moves the access time, queue, rank and frequency to `states`).
     static let entryColumns = [
         "id", "key", "size", "file", "checksum", "created", "accessed", "expires", "pinned", "queue", "rank",
         "frequency", "content_type", "etag", "last_modified", "extra", "displaced",
@@ -69,9 +70,16 @@ import Testing
                     order: "i.id")
             default: try row(of: "entries", itemColumns + ["i.data"], from: "entries i", order: "i.id")
             }
+        let entries =
+            (version ?? 5) < 5
+            ? try row(of: "entries", entryColumns, order: "id")
+            : try row(
+                of: "entries",
+                entryColumns.map { ["accessed", "queue", "rank", "frequency"].contains($0) ? "s.\($0)" : "e.\($0)" },
+                from: "entries e JOIN states s ON s.seq = e.seq", order: "e.id")
         var lines: [String] = []
         for (table, sql) in [
-            ("entry", try row(of: "entries", entryColumns, order: "id")), ("item", items),
+            ("entry", entries), ("item", items),
             ("totals", try row(of: "totals", order: "id")),
             ("ghost", try row(of: "ghosts", order: "fingerprint")), ("sketch", try row(of: "sketch", order: "chunk")),
         ] {
@@ -134,6 +142,14 @@ import Testing
                 try raw.first(
                     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'blobs', 'entries_v4')"
                 ) { $0.int(0) } == 0)
+            // Every entry has its state, and nothing else does.
+            #expect(
+                try raw.first(
+                    "SELECT (SELECT count(*) FROM entries) = (SELECT count(*) FROM states JOIN entries USING (seq))"
+                ) {
+                    $0.int(0)
+                } == 1)
+            #expect(try raw.first("SELECT count(*) FROM states") { $0.int(0) } == Self.expected[version]!.entries)
             // Every inline value's bytes are in its row, and only there.
             #expect(
                 try raw.first("SELECT count(*) FROM entries WHERE (file IS NULL) = (data IS NULL)") { $0.int(0) } == 0)

@@ -21,13 +21,15 @@ import Testing
         try DiskIndexHotPathTests.rows(of: cache, sql, map)
     }
 
-    /// Turns a closed version 5 index into version 4's layout: `entries` placed by id, a narrow
-    /// `items` beside it and the inline bytes in `blobs`, with version 4's indexes and triggers.
+    /// Turns a closed version 5 index into version 4's layout: `entries` placed by id with the
+    /// policy state in its rows, a narrow `items` beside it and the inline bytes in `blobs`, with
+    /// version 4's indexes and triggers.
     ///
     /// The rows are copied before the triggers exist, so the totals stay as they were.
     static let version4 = """
-        DROP TRIGGER entries_inserted; DROP TRIGGER entries_deleted; DROP TRIGGER entries_resized;
-        DROP INDEX entries_by_id; DROP INDEX entries_by_rank; DROP INDEX entries_by_expiry;
+        DROP TRIGGER entries_deleted; DROP TRIGGER entries_pinned; DROP TRIGGER states_inserted;
+        DROP TRIGGER states_deleted; DROP TRIGGER states_resized;
+        DROP INDEX entries_by_id; DROP INDEX states_by_rank; DROP INDEX entries_by_expiry;
         DROP INDEX entries_by_file; DROP INDEX entries_displaced_keys;
         ALTER TABLE entries RENAME TO entries_v5;
         CREATE TABLE entries (
@@ -36,8 +38,9 @@ import Testing
             queue INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL, frequency INTEGER NOT NULL DEFAULT 0,
             content_type TEXT, etag TEXT, last_modified TEXT, extra TEXT, displaced INTEGER NOT NULL DEFAULT 0
         );
-        INSERT INTO entries SELECT id, key, size, file, checksum, created, accessed, expires, pinned, queue, rank,
-            frequency, content_type, etag, last_modified, extra, displaced FROM entries_v5;
+        INSERT INTO entries SELECT e.id, e.key, e.size, e.file, e.checksum, e.created, s.accessed, e.expires, e.pinned,
+            s.queue, s.rank, s.frequency, e.content_type, e.etag, e.last_modified, e.extra, e.displaced
+            FROM entries_v5 e JOIN states s ON s.seq = e.seq;
         CREATE TABLE items (
             id INTEGER PRIMARY KEY, key BLOB NOT NULL, size INTEGER NOT NULL, file TEXT,
             checksum INTEGER NOT NULL, expires REAL, pinned INTEGER NOT NULL, blob INTEGER
@@ -46,7 +49,7 @@ import Testing
         INSERT INTO blobs SELECT seq, data FROM entries_v5 WHERE data IS NOT NULL;
         INSERT INTO items SELECT id, key, size, file, checksum, expires, pinned,
             CASE WHEN data IS NULL THEN NULL ELSE seq END FROM entries_v5;
-        DROP TABLE entries_v5;
+        DROP TABLE entries_v5; DROP TABLE states;
         CREATE INDEX entries_by_rank ON entries (pinned, queue, rank);
         CREATE INDEX entries_by_expiry ON entries (expires) WHERE expires IS NOT NULL AND pinned = 0;
         CREATE UNIQUE INDEX entries_by_file ON entries (file) WHERE file IS NOT NULL;

@@ -75,7 +75,7 @@ import Testing
             for key in 0..<entries { try cache.store(Data(count: 10), forKey: "fill-\(key)") }
             try cache.flush()
             let window = try cache.index.read { db in
-                try db.first("SELECT count(*) FROM entries WHERE queue = 0") { $0.int(0) }
+                try db.first("SELECT count(*) FROM states WHERE queue = 0") { $0.int(0) }
             }
             let share = try #require(cache.sketchSlot.withLock { $0.sketch?.climber.windowShare })
             // Within its share, give or take the writes still catching up with a climber step.
@@ -83,7 +83,9 @@ import Testing
             func positions() throws -> [Int64: [Int64]] {
                 var rows: [Int64: [Int64]] = [:]
                 try cache.index.read { db in
-                    try db.query("SELECT id, queue, rank, frequency FROM entries") { row in
+                    try db.query(
+                        "SELECT e.id, s.queue, s.rank, s.frequency FROM entries e JOIN states s ON s.seq = e.seq"
+                    ) { row in
                         rows[row.int64(0)] = [row.int64(1), row.int64(2), row.int64(3)]
                     }
                 }

@@ -56,7 +56,7 @@ import Testing
             }
             let ranks = try first.index.read { db in
                 var ranks: [Int64] = []
-                try db.query("SELECT rank FROM entries") { ranks.append($0.int64(0)) }
+                try db.query("SELECT rank FROM states") { ranks.append($0.int64(0)) }
                 return ranks
             }
             #expect(ranks.count == 40)
