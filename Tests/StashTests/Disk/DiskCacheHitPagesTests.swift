@@ -3,7 +3,8 @@ import Testing
 
 @testable import Stash
 
-/// Which pages the background write of hits dirties: only what the policy's state change needs.
+/// Which pages the background write of hits dirties: only what the policy's state change needs,
+/// and never one that a read uses.
 @Suite struct DiskCacheHitPagesTests {
     /// The page numbers of the frames in the WAL file at `path`.
     static func pagesInWAL(_ path: String) throws -> Set<Int> {
@@ -41,9 +42,13 @@ import Testing
             try observer.db.query("SELECT name, pageno FROM dbstat") {
                 pages[$0.text(0) ?? "", default: []].insert($0.int(1))
             }
-            #expect(pages["entries_by_rank", default: []].count > 10)  // an index of many pages
-            #expect(written.intersection(pages["entries", default: []]).count > 10)  // the reference bits
-            #expect(written.isDisjoint(with: pages["entries_by_rank", default: []]))
+            #expect(pages["states_by_rank", default: []].count > 10)  // an index of many pages
+            #expect(written.intersection(pages["states", default: []]).count > 10)  // the reference bits
+            #expect(written.isDisjoint(with: pages["states_by_rank", default: []]))
+            // Nor any page a read uses: the entries, with their bytes, and the index of ids.
+            #expect(pages["entries", default: []].count > 10)
+            #expect(written.isDisjoint(with: pages["entries", default: []]))
+            #expect(written.isDisjoint(with: pages["entries_by_id", default: []]))
         }
     }
 }
