@@ -152,8 +152,12 @@ extension DiskIndex {
     /// version 5's layout, with its inline bytes in its rows and its policy state in `states`,
     /// then drops the old tables.
     ///
-    /// Every column is kept, ids included; rows are appended in the order the entries were
-    /// created. The old triggers and indexes are dropped first (a rename would carry them to
+    /// Every column is kept, ids included. The rows are copied in the old table's order (by
+    /// id), not sorted by age: a sort of the rows would hold every value in memory
+    /// (`temp_store = MEMORY`), and reading them in age order through a sorted list of ids
+    /// reads the old tables at random (76 s at a million 1 KiB entries, against 48 s for this
+    /// copy and 35 s for the sort, on a loaded machine). Entries stored after the migration are
+    /// appended as usual. The old triggers and indexes are dropped first (a rename would carry them to
     /// the old table, and their names would keep the schema's from creating the new ones);
     /// the new ones come with the schema, after the copy, so that the totals are kept as they
     /// were and the indexes are built once, sorted. Like every migration, it runs in the
@@ -178,7 +182,7 @@ extension DiskIndex {
                              last_modified, extra, displaced, data)
             SELECT e.id, e.key, e.size, e.file, e.checksum, e.created, e.expires, e.pinned, e.content_type, e.etag,
                 e.last_modified, e.extra, e.displaced, CASE WHEN e.file IS NULL THEN \(bytes.data) END
-            FROM entries_v4 e \(bytes.join) ORDER BY e.created, e.rank;
+            FROM entries_v4 e \(bytes.join);
         INSERT INTO states (seq, size, pinned, queue, rank, frequency, accessed)
             SELECT n.seq, e.size, e.pinned, e.queue, e.rank, e.frequency, e.accessed
             FROM entries n JOIN entries_v4 e ON e.id = n.id;

@@ -153,11 +153,6 @@ import Testing
             // Every inline value's bytes are in its row, and only there.
             #expect(
                 try raw.first("SELECT count(*) FROM entries WHERE (file IS NULL) = (data IS NULL)") { $0.int(0) } == 0)
-            // Rows are appended in creation order.
-            #expect(
-                try raw.first(
-                    "SELECT count(*) FROM entries a JOIN entries b ON b.seq = a.seq + 1 WHERE b.created < a.created"
-                ) { $0.int(0) } == 0)
             #expect(try raw.first("PRAGMA integrity_check") { $0.text(0) } == "ok")
             raw.close()
 
