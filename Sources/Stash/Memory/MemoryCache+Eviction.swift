@@ -1,3 +1,5 @@
+import CStashVFS
+
 // Where the eviction policy decides. Each function switches over ``MemoryEvictionPolicy``;
 // the per-entry bits (SIEVE's visited bit, S3-FIFO's counter) live in the slot's `Mark`, and
 // the per-cache state (SIEVE's hand, S3-FIFO's small queue and ghosts) on `Storage`.
@@ -65,6 +67,9 @@ extension MemoryCache.State {
         pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
+            storage.links.withUnsafeBufferPointer { links in
+                prefetchNeighbourhoods(ofLinks: UnsafeRawPointer(links.baseAddress!), storage.pendingSlots, count)
+            }
             for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }
         case .adaptive:
             // The window's order and the sketch's counts do not depend on each other: each is
@@ -203,5 +208,26 @@ extension MemoryCache.State {
     @inlinable
     static func tenthRoundedUp(_ value: Int) -> Int {
         value / 10 + (value % 10 == 0 ? 0 : 1)
+    }
+}
+
+/// Prefetches, for writing, the links of `count` slots and of their neighbours: LRU's replay of
+/// its read buffer then relinks entries whose links are in the core's cache, instead of
+/// waiting for three misses per entry one after another (on two threads, for lines the other
+/// core last wrote), which held the shard's lock for microseconds.
+///
+/// `links` is ``MemoryCache/Storage/links``' memory: per slot, two `Int32`s, the previous and
+/// the next slot (-1 for none). Not generic and not inlinable, so that the prefetch is compiled
+/// once, here. The moves that follow may change a neighbour: a stale prefetch costs nothing
+/// but the fetch.
+@usableFromInline
+func prefetchNeighbourhoods(ofLinks links: UnsafeRawPointer, _ slots: UnsafePointer<Int>, _ count: Int) {
+    for index in 0..<count { stash_prefetch_for_writing(links + 8 * slots[index]) }
+    for index in 0..<count {
+        let link = links + 8 * slots[index]
+        let previous = Int(link.load(as: Int32.self))
+        let next = Int(link.load(fromByteOffset: 4, as: Int32.self))
+        if previous >= 0 { stash_prefetch_for_writing(links + 8 * previous) }
+        if next >= 0 { stash_prefetch_for_writing(links + 8 * next) }
     }
 }
