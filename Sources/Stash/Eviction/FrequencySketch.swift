@@ -1,3 +1,5 @@
+import CStashVFS
+
 /// A count-min sketch of 4-bit counters: how often each key was requested lately (TinyLFU,
 /// Einziger, Friedman and Manes, ACM Transactions on Storage, 2017).
 ///
@@ -144,6 +146,12 @@ package struct FrequencySketch: Hashable, Sendable {
         precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
         let blockMask = words.count / 8 - 1
         words.withUnsafeMutableBufferPointer { table in
+            // The blocks are fetched first, all at once, so that their cache misses overlap
+            // instead of coming one per hit.
+            for fingerprint in fingerprints {
+                let mixed = Self.mix(UInt64(fingerprint))
+                stash_prefetch_for_writing(table.baseAddress! + (Int(truncatingIfNeeded: mixed) & blockMask) &* 8)
+            }
             for fingerprint in fingerprints {
                 Self.addOne(Int64(fingerprint), toBlockOf: table, blockMask: blockMask)
             }

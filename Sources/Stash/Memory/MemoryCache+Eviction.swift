@@ -67,16 +67,35 @@ extension MemoryCache.State {
         pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
-            storage.links.withUnsafeBufferPointer { links in
-                prefetchNeighbourhoods(ofLinks: UnsafeRawPointer(links.baseAddress!), storage.pendingSlots, count)
+            var head = storage.main.head
+            var tail = storage.main.tail
+            let slots = storage.pendingSlots
+            storage.links.withUnsafeMutableBufferPointer { links in
+                replayMovesToFront(
+                    ofLinks: UnsafeMutableRawPointer(links.baseAddress!), slots, count, head: &head, tail: &tail)
             }
-            for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }
+            storage.main.head = head
+            storage.main.tail = tail
         case .adaptive:
             // The window's order and the sketch's counts do not depend on each other: each is
-            // brought up to date in a loop of its own, the sketch in one call.
-            for index in 0..<count {
-                let slot = storage.pendingSlots[index]
-                if storage[mark: slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+            // brought up to date on its own, the sketch in one call, the window's hits (moved in
+            // order to the front of the buffer) as LRU's are.
+            let slots = storage.pendingSlots
+            var windowHits = 0
+            for index in 0..<count where storage[mark: slots[index]].isInSmallQueue {
+                slots[windowHits] = slots[index]
+                windowHits += 1
+            }
+            if windowHits > 0 {
+                var head = storage.small.head
+                var tail = storage.small.tail
+                storage.links.withUnsafeMutableBufferPointer { links in
+                    replayMovesToFront(
+                        ofLinks: UnsafeMutableRawPointer(links.baseAddress!), slots, windowHits, head: &head,
+                        tail: &tail)
+                }
+                storage.small.head = head
+                storage.small.tail = tail
             }
             storage.admission.recordHits(UnsafeBufferPointer(start: storage.pendingFingerprints, count: count))
         case .sieve, .s3fifo:
@@ -211,23 +230,50 @@ extension MemoryCache.State {
     }
 }
 
-/// Prefetches, for writing, the links of `count` slots and of their neighbours: LRU's replay of
-/// its read buffer then relinks entries whose links are in the core's cache, instead of
-/// waiting for three misses per entry one after another (on two threads, for lines the other
-/// core last wrote), which held the shard's lock for microseconds.
+/// LRU's replay of its read buffer: moves each of `count` slots, in order, to the head of the
+/// queue whose ends are `head` and `tail`, as ``MemoryCache/Storage/moveToFront(_:)`` does one
+/// by one.
 ///
 /// `links` is ``MemoryCache/Storage/links``' memory: per slot, two `Int32`s, the previous and
-/// the next slot (-1 for none). Not generic and not inlinable, so that the prefetch is compiled
-/// once, here. The moves that follow may change a neighbour: a stale prefetch costs nothing
-/// but the fetch.
+/// the next slot (-1 for none). It first prefetches, for writing, the links of every slot and
+/// of its neighbours, so that the relinks find them in the core's cache instead of waiting for
+/// three misses per entry one after another (on two threads, for lines the other core last
+/// wrote) while the shard's lock is held; a neighbour that an earlier move changes costs only
+/// a wasted fetch. Not generic and not inlinable, so that it is compiled once, here, over raw
+/// memory: one call per replay rather than an array's uniqueness check per relink.
 @usableFromInline
-func prefetchNeighbourhoods(ofLinks links: UnsafeRawPointer, _ slots: UnsafePointer<Int>, _ count: Int) {
-    for index in 0..<count { stash_prefetch_for_writing(links + 8 * slots[index]) }
+func replayMovesToFront(
+    ofLinks links: UnsafeMutableRawPointer, _ slots: UnsafePointer<Int>, _ count: Int, head: inout Int,
+    tail: inout Int
+) {
+    assert(MemoryLayout<MemoryCache<Int, Int>.Link>.stride == 8, "a slot's links are two Int32s")
+    @inline(__always) func previous(_ slot: Int) -> Int { Int(links.load(fromByteOffset: slot &* 8, as: Int32.self)) }
+    @inline(__always) func next(_ slot: Int) -> Int { Int(links.load(fromByteOffset: slot &* 8 &+ 4, as: Int32.self)) }
+    @inline(__always) func setPrevious(_ slot: Int, _ value: Int) {
+        links.storeBytes(of: Int32(truncatingIfNeeded: value), toByteOffset: slot &* 8, as: Int32.self)
+    }
+    @inline(__always) func setNext(_ slot: Int, _ value: Int) {
+        links.storeBytes(of: Int32(truncatingIfNeeded: value), toByteOffset: slot &* 8 &+ 4, as: Int32.self)
+    }
+    for index in 0..<count { stash_prefetch_for_writing(links + slots[index] &* 8) }
     for index in 0..<count {
-        let link = links + 8 * slots[index]
-        let previous = Int(link.load(as: Int32.self))
-        let next = Int(link.load(fromByteOffset: 4, as: Int32.self))
-        if previous >= 0 { stash_prefetch_for_writing(links + 8 * previous) }
-        if next >= 0 { stash_prefetch_for_writing(links + 8 * next) }
+        let slot = slots[index]
+        let before = previous(slot)
+        let after = next(slot)
+        if before >= 0 { stash_prefetch_for_writing(links + before &* 8) }
+        if after >= 0 { stash_prefetch_for_writing(links + after &* 8) }
+    }
+    for index in 0..<count {
+        let slot = slots[index]
+        guard slot != head else { continue }
+        // Not the head, so it has a newer neighbour, and the queue has a head.
+        let before = previous(slot)
+        let after = next(slot)
+        setNext(before, after)
+        if after >= 0 { setPrevious(after, before) } else { tail = before }
+        setPrevious(slot, -1)
+        setNext(slot, head)
+        setPrevious(head, slot)
+        head = slot
     }
 }
