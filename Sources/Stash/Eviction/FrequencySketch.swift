@@ -175,14 +175,16 @@ package struct FrequencySketch: Hashable, Sendable {
     private static func addOne(
         mixed: UInt64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int
     ) {
-        let base = (Int(truncatingIfNeeded: mixed) & blockMask) * 8
+        // Masking shifts (`&>>`, `&<<`; every amount is below 64): Swift's `>>` by a variable
+        // amount checks for an overshift, a third of this loop's instructions.
+        let base = (Int(truncatingIfNeeded: mixed) & blockMask) &* 8
         for row in 0..<4 {
-            let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
-            let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
+            let word = base &+ Int(truncatingIfNeeded: mixed &>> UInt64(32 &+ 3 &* row)) & 7
+            let shift = ((mixed &>> UInt64(44 &+ 4 &* row)) & 0xF) &<< 2
             // Without a branch: whether a counter is saturated is a coin toss the processor
             // cannot predict.
             let value = table[word]
-            table[word] = value &+ (((value >> shift) & 0xF == 0xF ? 0 : 1) << shift)
+            table[word] = value &+ ((((value &>> shift) & 0xF) == 0xF ? 0 : 1) &<< shift)
         }
     }
 
