@@ -154,8 +154,8 @@ package final class LockedValue<Value>: @unchecked Sendable {
     /// A sleep and its wake-up cost microseconds, far more than a memory-tier critical section
     /// (a hit is about 100 ns, LRU's replay of its read buffer a few microseconds): the default
     /// glibc mutex, which sleeps at once, halved two threads' hits per second on a shared
-    /// ``MemoryCache``. A few thousand `pause`s (about 10–40 µs) bound the time burnt when the
-    /// owner has been preempted.
+    /// ``MemoryCache``. A thousand `pause`s (about 5–50 µs, by processor) bound the time burnt
+    /// when the owner has been preempted.
     @usableFromInline let lockSpinLimit = 1000
 
     /// The contended path of ``LockedValue``'s lock: spin, then sleep until the word is free.
