@@ -16,34 +16,52 @@ extension MemoryCache.State {
     /// Records a hit on `slot`: a bit or a counter, as Caffeine's read buffer does for the rest.
     ///
     /// SIEVE and S3-FIFO write their bit or counter, and only when it changes, so that the hits
-    /// on a popular entry leave its node alone. LRU and the adaptive policy (whose window is an
-    /// LRU queue and whose sketch counts hits) append the slot to ``Storage/pendingHits``
-    /// (the adaptive policy bumps its CLOCK counter at once); the policy replays the buffer in
-    /// order, in ``catchUp()``, when it is full and before anything else reads or changes the
-    /// order, so every decision is the one the hits would have made one by one.
+    /// on a popular entry leave its node alone. LRU appends the slot to
+    /// ``Storage/pendingSlots``; the adaptive policy (whose window is an LRU queue and whose
+    /// sketch counts hits) bumps its CLOCK counter at once and buffers the key's fingerprint,
+    /// and the slot too if the entry is in the window. The policy replays the buffer in order,
+    /// in ``catchUp()``, when it is full and before anything else reads or changes the order, so
+    /// every decision is the one the hits would have made one by one.
     ///
-    /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
-    /// and keeps whether the entry is in the window in its ``Mark``, so that neither the
-    /// hit nor the replay of a main-queue hit reads the entry's node.
+    /// `hash` is the key's hash value, the adaptive policy's fingerprint; whether the entry is
+    /// in the window is kept in its ``Mark``, so that the hit does not read the entry's node.
     @inlinable @inline(__always)
     mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
-            bufferHit(slot, fingerprint: 0)
+            bufferHit(slot)
         case .sieve:
             if storage[mark: slot].frequency == 0 { storage[mark: slot].frequency = 1 }
         case .s3fifo:
             if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
         case .adaptive:
-            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
-            bufferHit(slot, fingerprint: UInt32(truncatingIfNeeded: hash))
+            let mark = storage[mark: slot]
+            if mark.frequency < Self.maximumFrequency { storage[mark: slot].frequency = mark.frequency + 1 }
+            bufferAdaptiveHit(slot, isInWindow: mark.isInSmallQueue, fingerprint: UInt32(truncatingIfNeeded: hash))
         }
     }
 
-    @inlinable
-    mutating func bufferHit(_ slot: Int, fingerprint: UInt32) {
+    /// Buffers an LRU hit.
+    @inlinable @inline(__always)
+    mutating func bufferHit(_ slot: Int) {
         if pendingCount == Self.pendingHitLimit { replayHits() }
         storage.pendingSlots[pendingCount] = slot
+        pendingCount += 1
+    }
+
+    /// Buffers an adaptive hit: its fingerprint for the sketch and, if the entry is in the
+    /// window, its slot for the window's order.
+    ///
+    /// Whether the entry is in the window is read here, from the mark the hit has just read:
+    /// it cannot change before the replay, since every operation that moves an entry between
+    /// the queues catches up first.
+    @inlinable @inline(__always)
+    mutating func bufferAdaptiveHit(_ slot: Int, isInWindow: Bool, fingerprint: UInt32) {
+        if pendingCount == Self.pendingHitLimit { replayHits() }
+        if isInWindow {
+            storage.pendingSlots[pendingWindowCount] = slot
+            pendingWindowCount += 1
+        }
         storage.pendingFingerprints[pendingCount] = fingerprint
         pendingCount += 1
     }
@@ -78,14 +96,10 @@ extension MemoryCache.State {
             storage.main.tail = tail
         case .adaptive:
             // The window's order and the sketch's counts do not depend on each other: each is
-            // brought up to date on its own, the sketch in one call, the window's hits (moved in
-            // order to the front of the buffer) as LRU's are.
+            // brought up to date on its own, the sketch in one call, the window's hits as LRU's.
             let slots = storage.pendingSlots
-            var windowHits = 0
-            for index in 0..<count where storage[mark: slots[index]].isInSmallQueue {
-                slots[windowHits] = slots[index]
-                windowHits += 1
-            }
+            let windowHits = pendingWindowCount
+            pendingWindowCount = 0
             if windowHits > 0 {
                 var head = storage.small.head
                 var tail = storage.small.tail
