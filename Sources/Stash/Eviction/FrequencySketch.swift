@@ -1,3 +1,5 @@
+import CStashVFS
+
 /// A count-min sketch of 4-bit counters: how often each key was requested lately (TinyLFU,
 /// Einziger, Friedman and Manes, ACM Transactions on Storage, 2017).
 ///
@@ -144,8 +146,17 @@ package struct FrequencySketch: Hashable, Sendable {
         precondition(isBlocked && !tracksChanges, "only the memory tier's blocked sketch")
         let blockMask = words.count / 8 - 1
         words.withUnsafeMutableBufferPointer { table in
-            for fingerprint in fingerprints {
-                Self.addOne(Int64(fingerprint), toBlockOf: table, blockMask: blockMask)
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: fingerprints.count) { mixed in
+                // The blocks are fetched first, all at once, so that their cache misses overlap
+                // instead of coming one per hit.
+                for index in fingerprints.indices {
+                    mixed[index] = Self.mix(UInt64(fingerprints[index]))
+                    stash_prefetch_for_writing(
+                        table.baseAddress! + (Int(truncatingIfNeeded: mixed[index]) & blockMask) &* 8)
+                }
+                for index in fingerprints.indices {
+                    Self.addOne(mixed: mixed[index], toBlockOf: table, blockMask: blockMask)
+                }
             }
         }
         additions += fingerprints.count
@@ -156,12 +167,24 @@ package struct FrequencySketch: Hashable, Sendable {
     private static func addOne(
         _ fingerprint: Int64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int
     ) {
-        let mixed = mix(UInt64(bitPattern: fingerprint))
-        let base = (Int(truncatingIfNeeded: mixed) & blockMask) * 8
+        addOne(mixed: mix(UInt64(bitPattern: fingerprint)), toBlockOf: table, blockMask: blockMask)
+    }
+
+    /// ``addOne(_:toBlockOf:blockMask:)`` for a fingerprint already mixed.
+    @inline(__always)
+    private static func addOne(
+        mixed: UInt64, toBlockOf table: UnsafeMutableBufferPointer<UInt64>, blockMask: Int
+    ) {
+        // Masking shifts (`&>>`, `&<<`; every amount is below 64): Swift's `>>` by a variable
+        // amount checks for an overshift, a third of this loop's instructions.
+        let base = (Int(truncatingIfNeeded: mixed) & blockMask) &* 8
         for row in 0..<4 {
-            let word = base + Int(truncatingIfNeeded: mixed >> UInt64(32 + 3 * row)) & 7
-            let shift = ((mixed >> UInt64(44 + 4 * row)) & 0xF) << 2
-            if (table[word] >> shift) & 0xF < 15 { table[word] += 1 << shift }
+            let word = base &+ Int(truncatingIfNeeded: mixed &>> UInt64(32 &+ 3 &* row)) & 7
+            let shift = ((mixed &>> UInt64(44 &+ 4 &* row)) & 0xF) &<< 2
+            // Without a branch: whether a counter is saturated is a coin toss the processor
+            // cannot predict.
+            let value = table[word]
+            table[word] = value &+ ((((value &>> shift) & 0xF) == 0xF ? 0 : 1) &<< shift)
         }
     }
 

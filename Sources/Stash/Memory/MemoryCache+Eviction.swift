@@ -1,3 +1,5 @@
+import CStashVFS
+
 // Where the eviction policy decides. Each function switches over ``MemoryEvictionPolicy``;
 // the per-entry bits (SIEVE's visited bit, S3-FIFO's counter) live in the slot's `Mark`, and
 // the per-cache state (SIEVE's hand, S3-FIFO's small queue and ghosts) on `Storage`.
@@ -14,34 +16,52 @@ extension MemoryCache.State {
     /// Records a hit on `slot`: a bit or a counter, as Caffeine's read buffer does for the rest.
     ///
     /// SIEVE and S3-FIFO write their bit or counter, and only when it changes, so that the hits
-    /// on a popular entry leave its node alone. LRU and the adaptive policy (whose window is an
-    /// LRU queue and whose sketch counts hits) append the slot to ``Storage/pendingHits``
-    /// (the adaptive policy bumps its CLOCK counter at once); the policy replays the buffer in
-    /// order, in ``catchUp()``, when it is full and before anything else reads or changes the
-    /// order, so every decision is the one the hits would have made one by one.
+    /// on a popular entry leave its node alone. LRU appends the slot to
+    /// ``Storage/pendingSlots``; the adaptive policy (whose window is an LRU queue and whose
+    /// sketch counts hits) bumps its CLOCK counter at once and buffers the key's fingerprint,
+    /// and the slot too if the entry is in the window. The policy replays the buffer in order,
+    /// in ``catchUp()``, when it is full and before anything else reads or changes the order, so
+    /// every decision is the one the hits would have made one by one.
     ///
-    /// `hash` is the key's hash value: the adaptive policy buffers its fingerprint with the slot,
-    /// and keeps whether the entry is in the window in its ``Mark``, so that neither the
-    /// hit nor the replay of a main-queue hit reads the entry's node.
+    /// `hash` is the key's hash value, the adaptive policy's fingerprint; whether the entry is
+    /// in the window is kept in its ``Mark``, so that the hit does not read the entry's node.
     @inlinable @inline(__always)
     mutating func recordHit(_ slot: Int, hash: Int) {
         switch policy.kind {
         case .leastRecentlyUsed:
-            bufferHit(slot, fingerprint: 0)
+            bufferHit(slot)
         case .sieve:
             if storage[mark: slot].frequency == 0 { storage[mark: slot].frequency = 1 }
         case .s3fifo:
             if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
         case .adaptive:
-            if storage[mark: slot].frequency < Self.maximumFrequency { storage[mark: slot].frequency += 1 }
-            bufferHit(slot, fingerprint: UInt32(truncatingIfNeeded: hash))
+            let mark = storage[mark: slot]
+            if mark.frequency < Self.maximumFrequency { storage[mark: slot].frequency = mark.frequency + 1 }
+            bufferAdaptiveHit(slot, isInWindow: mark.isInSmallQueue, fingerprint: UInt32(truncatingIfNeeded: hash))
         }
     }
 
-    @inlinable
-    mutating func bufferHit(_ slot: Int, fingerprint: UInt32) {
+    /// Buffers an LRU hit.
+    @inlinable @inline(__always)
+    mutating func bufferHit(_ slot: Int) {
         if pendingCount == Self.pendingHitLimit { replayHits() }
         storage.pendingSlots[pendingCount] = slot
+        pendingCount += 1
+    }
+
+    /// Buffers an adaptive hit: its fingerprint for the sketch and, if the entry is in the
+    /// window, its slot for the window's order.
+    ///
+    /// Whether the entry is in the window is read here, from the mark the hit has just read:
+    /// it cannot change before the replay, since every operation that moves an entry between
+    /// the queues catches up first.
+    @inlinable @inline(__always)
+    mutating func bufferAdaptiveHit(_ slot: Int, isInWindow: Bool, fingerprint: UInt32) {
+        if pendingCount == Self.pendingHitLimit { replayHits() }
+        if isInWindow {
+            storage.pendingSlots[pendingWindowCount] = slot
+            pendingWindowCount += 1
+        }
         storage.pendingFingerprints[pendingCount] = fingerprint
         pendingCount += 1
     }
@@ -65,13 +85,31 @@ extension MemoryCache.State {
         pendingCount = 0
         switch policy.kind {
         case .leastRecentlyUsed:
-            for index in 0..<count { storage.moveToFront(storage.pendingSlots[index]) }
+            var head = storage.main.head
+            var tail = storage.main.tail
+            let slots = storage.pendingSlots
+            storage.links.withUnsafeMutableBufferPointer { links in
+                replayMovesToFront(
+                    ofLinks: UnsafeMutableRawPointer(links.baseAddress!), slots, count, head: &head, tail: &tail)
+            }
+            storage.main.head = head
+            storage.main.tail = tail
         case .adaptive:
             // The window's order and the sketch's counts do not depend on each other: each is
-            // brought up to date in a loop of its own, the sketch in one call.
-            for index in 0..<count {
-                let slot = storage.pendingSlots[index]
-                if storage[mark: slot].isInSmallQueue { storage.moveToFrontOfSmallQueue(slot) }
+            // brought up to date on its own, the sketch in one call, the window's hits as LRU's.
+            let slots = storage.pendingSlots
+            let windowHits = pendingWindowCount
+            pendingWindowCount = 0
+            if windowHits > 0 {
+                var head = storage.small.head
+                var tail = storage.small.tail
+                storage.links.withUnsafeMutableBufferPointer { links in
+                    replayMovesToFront(
+                        ofLinks: UnsafeMutableRawPointer(links.baseAddress!), slots, windowHits, head: &head,
+                        tail: &tail)
+                }
+                storage.small.head = head
+                storage.small.tail = tail
             }
             storage.admission.recordHits(UnsafeBufferPointer(start: storage.pendingFingerprints, count: count))
         case .sieve, .s3fifo:
@@ -203,5 +241,53 @@ extension MemoryCache.State {
     @inlinable
     static func tenthRoundedUp(_ value: Int) -> Int {
         value / 10 + (value % 10 == 0 ? 0 : 1)
+    }
+}
+
+/// LRU's replay of its read buffer: moves each of `count` slots, in order, to the head of the
+/// queue whose ends are `head` and `tail`, as ``MemoryCache/Storage/moveToFront(_:)`` does one
+/// by one.
+///
+/// `links` is ``MemoryCache/Storage/links``' memory: per slot, two `Int32`s, the previous and
+/// the next slot (-1 for none). It first prefetches, for writing, the links of every slot and
+/// of its neighbours, so that the relinks find them in the core's cache instead of waiting for
+/// three misses per entry one after another (on two threads, for lines the other core last
+/// wrote) while the shard's lock is held; a neighbour that an earlier move changes costs only
+/// a wasted fetch. Not generic and not inlinable, so that it is compiled once, here, over raw
+/// memory: one call per replay rather than an array's uniqueness check per relink.
+@usableFromInline
+func replayMovesToFront(
+    ofLinks links: UnsafeMutableRawPointer, _ slots: UnsafePointer<Int>, _ count: Int, head: inout Int,
+    tail: inout Int
+) {
+    assert(MemoryLayout<MemoryCache<Int, Int>.Link>.stride == 8, "a slot's links are two Int32s")
+    @inline(__always) func previous(_ slot: Int) -> Int { Int(links.load(fromByteOffset: slot &* 8, as: Int32.self)) }
+    @inline(__always) func next(_ slot: Int) -> Int { Int(links.load(fromByteOffset: slot &* 8 &+ 4, as: Int32.self)) }
+    @inline(__always) func setPrevious(_ slot: Int, _ value: Int) {
+        links.storeBytes(of: Int32(truncatingIfNeeded: value), toByteOffset: slot &* 8, as: Int32.self)
+    }
+    @inline(__always) func setNext(_ slot: Int, _ value: Int) {
+        links.storeBytes(of: Int32(truncatingIfNeeded: value), toByteOffset: slot &* 8 &+ 4, as: Int32.self)
+    }
+    for index in 0..<count { stash_prefetch_for_writing(links + slots[index] &* 8) }
+    for index in 0..<count {
+        let slot = slots[index]
+        let before = previous(slot)
+        let after = next(slot)
+        if before >= 0 { stash_prefetch_for_writing(links + before &* 8) }
+        if after >= 0 { stash_prefetch_for_writing(links + after &* 8) }
+    }
+    for index in 0..<count {
+        let slot = slots[index]
+        guard slot != head else { continue }
+        // Not the head, so it has a newer neighbour, and the queue has a head.
+        let before = previous(slot)
+        let after = next(slot)
+        setNext(before, after)
+        if after >= 0 { setPrevious(after, before) } else { tail = before }
+        setPrevious(slot, -1)
+        setNext(slot, head)
+        setPrevious(head, slot)
+        head = slot
     }
 }

@@ -21,8 +21,7 @@ extension MemoryCache {
     /// - Complexity: O(1) amortized.
     @inlinable
     package func value(forKey key: Key, reportingHit report: inout HitReport) -> Value? {
-        let key = HashedKey(key)
-        return quickValue(forKey: key, reporting: true, &report) ?? valueOrExpiry(forKey: key, reporting: true, &report)
+        hitValue(forKey: HashedKey(key), reporting: true, &report)
     }
 
     /// Takes the reported hits of every shard: each key once, with how many hits it had.

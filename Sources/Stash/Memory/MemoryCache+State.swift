@@ -55,6 +55,9 @@ extension MemoryCache {
         @usableFromInline let policy: MemoryEvictionPolicy
         /// How many of ``Storage/pendingSlots`` wait to be replayed.
         @usableFromInline var pendingCount = 0
+        /// How many of the adaptive policy's buffered hits are on entries of its window: their
+        /// slots are the first ones of ``Storage/pendingSlots`` (the others' are not kept).
+        @usableFromInline var pendingWindowCount = 0
         @usableFromInline var statistics = MemoryCacheStatistics()
         @usableFromInline var storage = Storage()
         let entryCostLimitRatio: Double

@@ -57,6 +57,9 @@ extension MemoryCache {
     /// Apart from the nodes and in 32 bits each: 8 bytes a slot, so that the links of a cache of
     /// 100 000 entries (800 KB) stay in a core's second-level cache, and LRU's move of a hit
     /// entry to the front, which touches three entries' links, rarely goes further.
+    ///
+    /// Its layout (previous, then next, 8 bytes) is what ``replayMovesToFront(ofLinks:_:_:head:tail:)``
+    /// relies on.
     @usableFromInline
     struct Link {
         @usableFromInline var storedPrevious: Int32 = -1

@@ -181,31 +181,38 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1).
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        let key = HashedKey(key)
         var report = HitReport.none
-        return quickValue(forKey: key, reporting: false, &report)
-            ?? valueOrExpiry(forKey: key, reporting: false, &report)
+        return hitValue(forKey: HashedKey(key), reporting: false, &report)
     }
 
     /// The hit path: one lookup under the shard's lock, without the clock and without the
-    /// eviction bookkeeping, which only an expiring entry needs.
+    /// eviction bookkeeping, which only an expiring entry needs; such an entry (or a cache with
+    /// a default time-to-live) goes to ``valueOrExpiry(forKey:reporting:_:)``, which reads the
+    /// clock.
     ///
-    /// Returns `nil` on a miss too (counted), and `.some(nil)` when the entry has an expiry:
-    /// then ``valueOrExpiry(forKey:reporting:_:)`` decides with the time.
+    /// The fast path returns a plain optional and says through a captured flag whether it
+    /// decided: a `Value??` result unwrapped with `??` cost 5 more instructions per hit
+    /// (callgrind, `Data` values).
     @inlinable @inline(__always)
-    func quickValue(forKey key: HashedKey, reporting: Bool, _ report: inout HitReport) -> Value?? {
-        guard defaultTimeToLive == nil else { return nil }
-        return shard(for: key).withLock { state -> Value?? in
+    func hitValue(forKey key: HashedKey, reporting: Bool, _ report: inout HitReport) -> Value? {
+        guard defaultTimeToLive == nil else { return valueOrExpiry(forKey: key, reporting: reporting, &report) }
+        var needsTime = false
+        let value = shard(for: key).withLock { state -> Value? in
             guard let slot = state.storage.slot(forKey: key) else {
                 state.statistics.misses += 1
-                return .some(nil)
+                return nil
             }
-            if state.storage.expiringCount > 0 && state.storage.nodes[slot].expiry != nil { return nil }
+            if state.storage.expiringCount > 0 && state.storage.nodes[slot].expiry != nil {
+                needsTime = true
+                return nil
+            }
             state.statistics.hits += 1
             state.recordHit(slot, hash: key.hash)
             if reporting { report = state.reportHit(slot) }
             return state.storage.value(at: slot)
         }
+        guard needsTime else { return value }
+        return valueOrExpiry(forKey: key, reporting: reporting, &report)
     }
 
     /// The hit path of an entry that may have expired: reads the clock, and removes and reports
