@@ -68,7 +68,7 @@ extension DiskCache {
                     [.text(fileName), .integer(entry.id), .integer(Int64(bitPattern: entry.checksum))])
                 if changed > 0 {
                     try Self.setInlineBytes(nil, ofItem: entry.id, in: db)
-                    try writeSidecar(forEntry: entry.id, in: db)
+                    try writeSidecar(forEntry: entry.id, in: db, isNewFile: true)
                 }
                 return changed > 0
             }

@@ -187,7 +187,7 @@ extension DiskCache {
             if isDisplaced { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
         }
         if fileName != nil {
-            try writeSidecar(forEntry: id, in: db)
+            try writeSidecar(forEntry: id, in: db, isNewFile: true)
         }
         // The triggers wrote the item's other columns; an inline value's bytes go beside them.
         if fileName == nil, case .inline(let data) = source {
