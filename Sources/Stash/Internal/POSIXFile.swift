@@ -236,7 +236,9 @@ extension POSIXFile {
 
     /// Removes the extended attribute `name` of the file at `path`, if it has one.
     static func removeAttribute(_ name: String, ofFile path: String) throws(POSIXErrorCode) {
-        if stash_remove_attribute(path, name) != 0 && errno != missingAttributeError { throw error("removexattr \(path)") }
+        if stash_remove_attribute(path, name) != 0 && errno != missingAttributeError {
+            throw error("removexattr \(name) \(path)")
+        }
     }
 
     #if canImport(Darwin)
