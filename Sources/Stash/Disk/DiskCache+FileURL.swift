@@ -54,8 +54,7 @@ extension DiskCache {
     private func materialise(_ entry: StoredEntry, key: String) throws -> URL? {
         guard let bytes = entry.inline else { return nil }
         let temporary = try temporaryFile(holding: bytes, forKey: key)
-        let name = POSIXFile.randomName()
-        let fileName = Self.valueFileName(name)
+        let fileName = newValueFileName()
         let destination = path(forFile: fileName)
         var renamed = false
         let updated: Bool

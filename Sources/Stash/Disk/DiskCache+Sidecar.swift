@@ -152,7 +152,7 @@ extension DiskCache {
         ) { $0.blob(0) ?? Data() }
         guard let data else { return }
         let temporary = try temporaryFile(holding: data, forKey: key)
-        let fileName = Self.valueFileName(POSIXFile.randomName())
+        let fileName = newValueFileName()
         do {
             try moveValueFile(temporary.path, to: fileName)
         } catch {
