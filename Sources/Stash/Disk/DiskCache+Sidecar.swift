@@ -14,8 +14,8 @@ import Foundation
 /// The value file itself stays the raw bytes (``DiskCache/fileURL(forKey:)`` hands it to
 /// players and viewers), so the description lives beside them: a first line `stash-meta 1`,
 /// then one JSON object, in the file's extended attribute `user.stash.meta` where the file
-/// system keeps one that large, else (and always for a pinned value) in a sidecar file
-/// `<name>.meta`. It is written inside the
+/// system keeps one that large, else (and always for a pinned value or in a durable cache) in
+/// a sidecar file `<name>.meta`. It is written inside the
 /// same write transaction as the value file is renamed into place, and rewritten whenever the
 /// row's pinned state, expiry or metadata change, so a committed row always has a matching
 /// description. A sidecar file, where there is one, wins over the attribute.
@@ -80,9 +80,9 @@ extension DiskCache {
 
     /// Writes the description of the entry `id` from its row, when the entry lives in a file.
     ///
-    /// Into the value file's extended attribute, unless the value is pinned, the file system
-    /// keeps none that large or the file already has a sidecar file; else into the sidecar file,
-    /// atomically (a temporary file, then rename). Call it inside the write transaction that changed the row, so that
+    /// Into the value file's extended attribute, unless the value is pinned, the cache is
+    /// ``Durability/durable``, the file system keeps none that large or the file already has a
+    /// sidecar file; else into the sidecar file, atomically (a temporary file, then rename). Call it inside the write transaction that changed the row, so that
     /// the description and the row commit together or not at all. `isNewFile` says that the
     /// file was published in this transaction, so that no sidecar file can exist yet.
     func writeSidecar(forEntry id: Int64, in db: SQLiteConnection, isNewFile: Bool = false) throws {
@@ -106,8 +106,9 @@ extension DiskCache {
         let bytes = try sidecar.encoded()
         let destination = sidecarPath(forFile: file)
         // A pinned value's description stays a file, which survives copies that drop extended
-        // attributes (cp, rsync without -X): pinned values are always recoverable.
-        if !sidecar.pinned && (isNewFile || access(destination, F_OK) != 0) {
+        // attributes (cp, rsync without -X): pinned values are always recoverable. So does a
+        // durable cache's, which is synced like the value.
+        if !sidecar.pinned && configuration.durability != .durable && (isNewFile || access(destination, F_OK) != 0) {
             do {
                 try checkInjectedWriteFault(destination)
                 if try POSIXFile.setAttribute(ValueSidecar.attributeName, to: bytes, ofFile: path(forFile: file)) {
