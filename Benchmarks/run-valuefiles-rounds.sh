@@ -36,13 +36,20 @@ if [[ ! -x "$venv/bin/python" ]]; then python3 -m venv "$venv"; fi
 out="$bench_dir/out/valuefiles-rounds"
 rm -rf "$out"
 variants=(before after-caller after-writer)
+# Each round starts one step further along the list: on a file system where creating an inode
+# costs more right after many were deleted (ext4 skips recently freed inodes), every
+# implementation then follows each of the others' clean-ups once.
+order=(diskcache "${variants[@]}")
 for round in $(seq 1 "$rounds"); do
     for variant in "${variants[@]}"; do mkdir -p "$out/$variant/$round"; done
-    echo "== round $round: python-diskcache (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    "$venv/bin/python" "$bench_dir/python/diskcache_bench.py" --workloads "$only" --lru-workloads '' \
-        --sizes "$sizes" --runs 3 --dir "$parent" > "$out/before/$round/diskcache.jsonl" 2>/dev/null
-    for variant in "${variants[@]}"; do
-        [[ $variant != before ]] && cp "$out/before/$round/diskcache.jsonl" "$out/$variant/$round/"
+    shift_by=$(( (round - 1) % ${#order[@]} ))
+    for variant in "${order[@]:$shift_by}" "${order[@]:0:$shift_by}"; do
+        if [[ $variant == diskcache ]]; then
+            echo "== round $round: python-diskcache (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+            "$venv/bin/python" "$bench_dir/python/diskcache_bench.py" --workloads "$only" --lru-workloads '' \
+                --sizes "$sizes" --runs 3 --dir "$parent" > "$out/diskcache-$round.jsonl" 2>/dev/null
+            continue
+        fi
         case "$variant" in
             before) command=("$before") ;;
             after-caller) command=("$after" --files-on-caller) ;;
@@ -52,6 +59,7 @@ for round in $(seq 1 "$rounds"); do
         "${command[@]}" --json --no-memory --no-concurrency --only "$only" --sizes "$sizes" --runs 3 \
             --dir "$parent" > "$out/$variant/$round/stash.jsonl" 2>/dev/null
     done
+    for variant in "${variants[@]}"; do cp "$out/diskcache-$round.jsonl" "$out/$variant/$round/diskcache.jsonl"; done
 done
 for variant in "${variants[@]}"; do
     echo

@@ -3,7 +3,8 @@
  * layout, with the same SQLite index rows in every layout (issue 30, item 1's segment files).
  *
  * Every mode stores `--count` values of `--size` bytes under new keys and commits their index
- * rows in one transaction per `--batch` stores (write-behind's group commit: BEGIN IMMEDIATE,
+ * rows in one transaction per `--batch` stores, or per 8 MiB of values if that is fewer (Stash's
+ * staging bound; write-behind's group commit: BEGIN IMMEDIATE,
  * one INSERT per value, COMMIT; WAL, synchronous = NORMAL, SQLite's automatic checkpoint).
  * Nothing is fsynced: the non-durable contract, under which a crash may lose the last batch
  * but must never serve a torn value (the row commits after the bytes are written). Only the
@@ -25,7 +26,8 @@
  *
  * Fan-out directories (16 x 16, Stash's) are created on first use, as in a fresh cache.
  *
- * `--full BYTES` makes the run a store into a full cache: once the stored bytes exceed BYTES,
+ * `--full BYTES` makes the run a store into a full cache (filled to BYTES first, untimed): once
+ * the stored bytes exceed BYTES,
  * file modes evict the oldest value per store (DELETE its row in the batch, unlink after the
  * commit), and segment mode reclaims the oldest whole segment (DELETE its rows by an index on
  * the segment number, unlink the segment file): region reclamation.
@@ -189,6 +191,8 @@ int main(int argc, char **argv) {
     sqlite3_stmt *evict_one = prepare("DELETE FROM entries WHERE file = ?1");
     sqlite3_stmt *evict_segment = prepare("DELETE FROM entries WHERE segment = ?1");
 
+    /* Stash's staging area holds at most 8 MiB: a batch of large values is shorter. */
+    if (batch * size > 8L << 20) batch = (8L << 20) / size > 0 ? (8L << 20) / size : 1;
     unsigned char *value = malloc((size_t)size);
     for (long i = 0; i < size; i++) value[i] = (unsigned char)(i * 2654435761u >> 13);
     const char sidecar[] = "stash-meta 1\n{\"checksum\":1234567890123,\"created\":1764150000.123,\"key\":"
@@ -196,15 +200,23 @@ int main(int argc, char **argv) {
     struct staged *staged = calloc((size_t)batch, sizeof *staged);
     struct iovec *iov = calloc((size_t)batch, sizeof *iov);
     /* FIFO of stored values (file modes) for eviction. */
-    struct victim *stored = calloc((size_t)count + 1, sizeof *stored);
+    struct victim *stored = NULL;
     long oldest = 0, stored_count = 0, stored_bytes = 0;
     long segment = 0, segment_offset = 0, oldest_segment = 0;
     int segment_fd = -1;
     long evicted = 0;
 
+    /* A full cache is filled first (untimed, in whole batches): the timed stores all evict. */
+    long prefill = full > 0 ? (full / size + batch) / batch * batch : 0;
+    long total = prefill + count;
+    stored = calloc((size_t)total + 1, sizeof *stored);
     uint64_t start = now_ns();
-    for (long first = 0; first < count; first += batch) {
-        long n = count - first < batch ? count - first : batch;
+    for (long first = 0; first < total; first += batch) {
+        if (first == prefill) {
+            start = now_ns();
+            evicted = 0;
+        }
+        long n = total - first < batch ? total - first : batch;
         /* The caller's part: write the bytes (file modes), or keep them for the batch (segment). */
         for (long j = 0; j < n; j++) {
             struct staged *s = &staged[j];
