@@ -235,9 +235,13 @@ extension DiskCache {
         }
     }
 
-    /// A new random name for a value file under `data/`, in a fan-out sized for the cache's
-    /// entries (``valueFileName(_:firstLevelDirectories:)``).
+    /// A new random name for a value file under `data/`, in a fan-out sized for the cache.
+    ///
+    /// The size is what the index held after this object's last commit, plus what is staged
+    /// (``valueFileName(_:firstLevelDirectories:)``). Under ``WriteMode/immediate``, which keeps
+    /// no such count, the full fan-out.
     func newValueFileName() -> String {
+        guard writesBehind else { return Self.valueFileName(POSIXFile.randomName()) }
         let entries = staging.withLock { $0.committed.count + $0.queuedCount }
         return Self.valueFileName(POSIXFile.randomName(), firstLevelDirectories: min(16, 1 + entries / 4096))
     }

@@ -15,10 +15,10 @@ import Foundation
 /// players and viewers), so the description lives beside them: a first line `stash-meta 1`,
 /// then one JSON object, in the file's extended attribute `user.stash.meta` where the file
 /// system keeps one that large, else (and always for a pinned value or in a durable cache) in
-/// a sidecar file `<name>.meta`. It is written inside the
-/// same write transaction as the value file is renamed into place, and rewritten whenever the
-/// row's pinned state, expiry or metadata change, so a committed row always has a matching
-/// description. A sidecar file, where there is one, wins over the attribute.
+/// a sidecar file `<name>.meta`. It is written inside the same write transaction as the value
+/// file is renamed into place, and rewritten whenever the row's pinned state, expiry or
+/// metadata change, so a committed row always has a matching description. A sidecar file,
+/// where there is one, wins over the attribute.
 ///
 /// The attribute is what makes a file per value affordable: a sidecar file doubled the inodes a
 /// store creates, and creating an inode is most of what a store of 32 KiB - 2 MiB costs
@@ -82,9 +82,10 @@ extension DiskCache {
     ///
     /// Into the value file's extended attribute, unless the value is pinned, the cache is
     /// ``Durability/durable``, the file system keeps none that large or the file already has a
-    /// sidecar file; else into the sidecar file, atomically (a temporary file, then rename). Call it inside the write transaction that changed the row, so that
-    /// the description and the row commit together or not at all. `isNewFile` says that the
-    /// file was published in this transaction, so that no sidecar file can exist yet.
+    /// sidecar file; else into the sidecar file, atomically (a temporary file, then rename).
+    /// Call it inside the write transaction that changed the row, so that the description and
+    /// the row commit together or not at all. `isNewFile` says that the file was published in
+    /// this transaction, so that no sidecar file can exist yet.
     func writeSidecar(forEntry id: Int64, in db: SQLiteConnection, isNewFile: Bool = false) throws {
         let row = try db.first(
             """

@@ -8,8 +8,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Builds a fresh index from the value files' descriptions (`ValueSidecar`), in O(files): one directory walk, one
-/// `stat` and one small read per file, one transaction.
+/// Builds a fresh index from the value files' descriptions (`ValueSidecar`), in O(files): one
+/// directory walk, one `stat` and one small read per file, one transaction.
 enum IndexBuilder {
     struct Result {
         var recovered = 0

@@ -42,4 +42,17 @@ import Testing
             #expect(try cache.verify().isHealthy)
         }
     }
+
+    @Test func theCommitPerStoreModeKeepsTheFullFanOut() throws {
+        try withTemporaryDirectory { dir in
+            var configuration = DiskCache.Configuration(sizeLimit: .megabytes(100))
+            configuration.writeMode = .immediate
+            let cache = try DiskCache(directory: dir, configuration: configuration)
+            for i in 0..<64 { try cache.store(pattern(40_000, seed: UInt64(i)), forKey: "k\(i)") }
+            // 64 random names all in one of 16 first-level directories: a chance of 16^-63.
+            let files = valueFilesBelow(dir.appendingPathComponent("data"))
+            #expect(files.count == 64)
+            #expect(Set(files.map { $0.split(separator: "/")[0] }).count > 1)
+        }
+    }
 }
