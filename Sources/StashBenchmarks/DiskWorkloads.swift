@@ -11,15 +11,19 @@ struct DiskWorkloads {
     var policy = DiskCache.Configuration().evictionPolicy
     /// The commit-per-store mode (`--immediate`) instead of write-behind.
     var immediate = false
-    /// Write-behind with value files written by the background writer (`--files-on-writer`).
-    var filesOnWriter = false
+    /// Write-behind with value files written by the background writer (`--files-on-writer`,
+    /// `true`) or by the storing thread (`--files-on-caller`, `false`); the library's default
+    /// when `nil`.
+    var filesOnWriter: Bool?
 
     func configure(_ configuration: inout DiskCache.Configuration) {
         if immediate { configuration.writeMode = .immediate }
-        configuration.writesValueFilesInBackground = filesOnWriter
+        if let filesOnWriter { configuration.writesValueFilesInBackground = filesOnWriter }
     }
 
     static let sizes = [1024, 32 * 1024, 256 * 1024, 2 * 1024 * 1024]
+    /// The value sizes measured (`--sizes 32768,262144`; all of ``sizes`` otherwise).
+    var sizes = DiskWorkloads.sizes
 
     func ops(for size: Int) -> Int {
         let full = [1024: 2000, 32 * 1024: 500, 256 * 1024: 200, 2 * 1024 * 1024: 100][size] ?? 100
@@ -41,7 +45,7 @@ struct DiskWorkloads {
 
     func all(only: Set<String>?) throws -> [Measurement] {
         var results: [Measurement] = []
-        for size in Self.sizes {
+        for size in sizes {
             for (name, workload) in [
                 ("set", set), ("get-hit", getHit), ("get-miss", getMiss), ("set-full", setFull), ("delete", delete),
             ] as [(String, (Int) throws -> Measurement)] where only?.contains(name) ?? true {

@@ -1,7 +1,8 @@
 // Stash's benchmarks. Build in release mode:
 //
 //   swift run -c release StashBenchmarks [--quick] [--runs N] [--json] [--dir PARENT] [--only set,get-hit,…]
-//                                        [--no-disk] [--no-memory] [--no-concurrency]
+//                                        [--sizes 1024,32768,…] [--no-disk] [--no-memory] [--no-concurrency]
+//                                        [--immediate | --files-on-writer | --files-on-caller]
 //   swift run -c release StashBenchmarks replay TRACE.csv [--cache-size 1%,5%,10%] [--policy all|tinylfu,lru,…]
 //                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both|memory] [--limit N]
 //                                        [--json]
@@ -107,7 +108,9 @@ do {
         if !flag("--no-disk") {
             var disk = DiskWorkloads(runs: runs, quick: quick)
             disk.immediate = flag("--immediate")
-            disk.filesOnWriter = flag("--files-on-writer")
+            if flag("--files-on-writer") { disk.filesOnWriter = true }
+            if flag("--files-on-caller") { disk.filesOnWriter = false }
+            if let sizes = option("--sizes") { disk.sizes = sizes.split(separator: ",").compactMap { Int($0) } }
             if let name = option("--policy") {
                 guard let policy = EvictionPolicy(name: name) else { fail("unknown policy \(name)") }
                 disk.policy = policy

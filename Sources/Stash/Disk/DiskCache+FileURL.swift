@@ -54,8 +54,7 @@ extension DiskCache {
     private func materialise(_ entry: StoredEntry, key: String) throws -> URL? {
         guard let bytes = entry.inline else { return nil }
         let temporary = try temporaryFile(holding: bytes, forKey: key)
-        let name = POSIXFile.randomName()
-        let fileName = Self.valueFileName(name)
+        let fileName = newValueFileName()
         let destination = path(forFile: fileName)
         var renamed = false
         let updated: Bool
@@ -67,7 +66,7 @@ extension DiskCache {
                     "UPDATE entries SET file = ?1, data = NULL WHERE id = ?2 AND file IS NULL AND checksum = ?3",
                     [.text(fileName), .integer(entry.id), .integer(Int64(bitPattern: entry.checksum))])
                 if changed > 0 {
-                    try writeSidecar(forEntry: entry.id, in: db)
+                    try writeSidecar(forEntry: entry.id, in: db, isNewFile: true)
                 }
                 return changed > 0
             }

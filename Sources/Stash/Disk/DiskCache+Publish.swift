@@ -26,10 +26,10 @@ extension DiskCache {
         /// the transaction.
         var isStaged = false
 
-        init(_ source: ValueSource) {
+        init(_ source: ValueSource, in cache: DiskCache) {
             if case .file(let file) = source {
                 temporary = file
-                fileName = DiskCache.valueFileName(POSIXFile.randomName())
+                fileName = cache.newValueFileName()
                 isStaged = true
             }
         }
@@ -54,7 +54,7 @@ extension DiskCache {
             }
             throw error
         }
-        var pending = PendingPublish(source)
+        var pending = PendingPublish(source, in: self)
         let outcome: (replaced: String?, victims: [Victim])
         do {
             outcome = try index.write { db in
@@ -147,7 +147,7 @@ extension DiskCache {
             let file = try temporaryFile(holding: data, forKey: key)
             pending.temporary = file
             pending.isStaged = false
-            let fileName = Self.valueFileName(POSIXFile.randomName())
+            let fileName = newValueFileName()
             pending.fileName = fileName
             try moveValueFile(file.path, to: fileName)
             pending.renamed = true
@@ -189,7 +189,7 @@ extension DiskCache {
             accessed: now.timeIntervalSince1970, in: db)
         if isDisplaced && old == nil { try db.run("UPDATE totals SET displaced = displaced + 1 WHERE id = 1") }
         if fileName != nil {
-            try writeSidecar(forEntry: id, in: db)
+            try writeSidecar(forEntry: id, in: db, isNewFile: true)
         }
         let victims = try evictIfNeeded(in: db, protecting: id, now: now, mayEvictProtected: mayBeTurnedAway)
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }
@@ -253,14 +253,31 @@ extension DiskCache {
         }
     }
 
+    /// A new random name for a value file under `data/`, in a fan-out sized for the cache.
+    ///
+    /// The size is what the index held after this object's last commit, plus what is staged
+    /// (``valueFileName(_:firstLevelDirectories:)``). Under ``WriteMode/immediate``, which keeps
+    /// no such count, the full fan-out.
+    func newValueFileName() -> String {
+        guard writesBehind else { return Self.valueFileName(POSIXFile.randomName()) }
+        let entries = staging.withLock { $0.committed.count + $0.queuedCount }
+        return Self.valueFileName(POSIXFile.randomName(), firstLevelDirectories: min(16, 1 + entries / 4096))
+    }
+
     /// Where a value file with the random `name` lives under `data/`: a two-level fan-out of
-    /// 16 × 16 directories (`a/b/ab…`).
+    /// up to 16 × 16 directories (`a/b/ab…`), of which the first `firstLevelDirectories` × 16
+    /// are used.
     ///
     /// 256 leaf directories keep each one small enough for fast lookups up to millions of
-    /// entries, while a new cache creates them quickly: creating a directory costs as much as
-    /// writing a small file, so a 256 × 256 fan-out made almost every early store pay for one.
-    static func valueFileName(_ name: String) -> String {
-        "\(name.prefix(1))/\(name.dropFirst(1).prefix(1))/\(name)"
+    /// entries; a new cache starts with 16 and uses 16 more per 4096 entries, because creating
+    /// a directory costs as much as creating the value's own file: 256 leaves made a new cache's
+    /// first few hundred stores create half a directory each (and 256 × 256, almost one each).
+    /// The row keeps the whole relative name, so a file stays where it was put as the fan-out
+    /// grows.
+    static func valueFileName(_ name: String, firstLevelDirectories: Int = 16) -> String {
+        let first = name.first?.hexDigitValue ?? 0
+        let directory = String(first % max(1, min(16, firstLevelDirectories)), radix: 16)
+        return "\(directory)/\(name.dropFirst(1).prefix(1))/\(name)"
     }
 
     static func encodeExtra(_ extra: [String: String]) -> String? {

@@ -8,19 +8,28 @@ import Foundation
     import Darwin
 #endif
 
-/// What a value file's index row holds, kept beside the file as `<name>.meta` so that a lost
-/// or damaged index can be rebuilt from the files alone.
+/// What a value file's index row holds, kept with the file so that a lost or damaged index can
+/// be rebuilt from the files alone.
 ///
 /// The value file itself stays the raw bytes (``DiskCache/fileURL(forKey:)`` hands it to
-/// players and viewers), so the description lives in a sidecar: a first line
-/// `stash-meta 1`, then one JSON object. The sidecar is renamed into place inside the same
-/// write transaction as the value file and rewritten whenever the row's pinned state,
-/// expiry or metadata change, so a committed row always has a matching sidecar.
+/// players and viewers), so the description lives beside them: a first line `stash-meta 1`,
+/// then one JSON object, in the file's extended attribute `user.stash.meta` where the file
+/// system keeps one that large, else (and always for a pinned value or in a durable cache) in
+/// a sidecar file `<name>.meta`. It is written inside the same write transaction as the value
+/// file is renamed into place, and rewritten whenever the row's pinned state, expiry or
+/// metadata change, so a committed row always has a matching description. A sidecar file,
+/// where there is one, wins over the attribute.
+///
+/// The attribute is what makes a file per value affordable: a sidecar file doubled the inodes a
+/// store creates, and creating an inode is most of what a store of 32 KiB - 2 MiB costs
+/// (Benchmarks/README.md, "Value files, 32 KiB - 2 MiB").
 struct ValueSidecar: Codable, Equatable {
     /// The first line of every sidecar; the number is the format version.
     static let magic = Data("stash-meta 1\n".utf8)
     /// The suffix added to the value file's name.
     static let suffix = ".meta"
+    /// The extended attribute of the value file that holds the description.
+    static let attributeName = "user.stash.meta"
 
     /// The key's UTF-8 bytes, base64-encoded so that any key survives JSON unchanged.
     var key: String
@@ -48,6 +57,15 @@ struct ValueSidecar: Codable, Equatable {
         guard data.starts(with: magic) else { return nil }
         return try? JSONDecoder().decode(ValueSidecar.self, from: data.dropFirst(magic.count))
     }
+
+    /// The description of the value file at `valuePath`: its sidecar file when `hasFile`,
+    /// else its extended attribute; `nil` when neither holds one of ours.
+    static func read(describing valuePath: String, hasFile: Bool) -> ValueSidecar? {
+        if hasFile, let bytes = FileManager.default.contents(atPath: valuePath + suffix), let sidecar = decode(bytes) {
+            return sidecar
+        }
+        return POSIXFile.attribute(attributeName, ofFile: valuePath).flatMap(decode)
+    }
 }
 
 extension DiskCache {
@@ -60,11 +78,15 @@ extension DiskCache {
         try? POSIXFile.remove(sidecarPath(forFile: file))
     }
 
-    /// Writes the sidecar of the entry `id` from its row, when the entry lives in a file.
+    /// Writes the description of the entry `id` from its row, when the entry lives in a file.
     ///
-    /// Atomic (a temporary file, then rename). Call it inside the write transaction that
-    /// changed the row, so that the sidecar and the row commit together or not at all.
-    func writeSidecar(forEntry id: Int64, in db: SQLiteConnection) throws {
+    /// Into the value file's extended attribute, unless the value is pinned, the cache is
+    /// ``Durability/durable``, the file system keeps none that large or the file already has a
+    /// sidecar file; else into the sidecar file, atomically (a temporary file, then rename).
+    /// Call it inside the write transaction that changed the row, so that the description and
+    /// the row commit together or not at all. `isNewFile` says that the file was published in
+    /// this transaction, so that no sidecar file can exist yet.
+    func writeSidecar(forEntry id: Int64, in db: SQLiteConnection, isNewFile: Bool = false) throws {
         let row = try db.first(
             """
             SELECT key, size, file, checksum, created, expires, pinned, content_type, etag, last_modified, extra
@@ -84,6 +106,19 @@ extension DiskCache {
         guard let (file, sidecar) = row ?? nil else { return }
         let bytes = try sidecar.encoded()
         let destination = sidecarPath(forFile: file)
+        // A pinned value's description stays a file, which survives copies that drop extended
+        // attributes (cp, rsync without -X): pinned values are always recoverable. So does a
+        // durable cache's, which is synced like the value.
+        if !sidecar.pinned && configuration.durability != .durable && (isNewFile || access(destination, F_OK) != 0) {
+            do {
+                try checkInjectedWriteFault(destination)
+                if try POSIXFile.setAttribute(ValueSidecar.attributeName, to: bytes, ofFile: path(forFile: file)) {
+                    return
+                }
+            } catch {
+                throw ioError(error, "Cannot write the description of the value file \(file) into \(root)/data")
+            }
+        }
         // Beside its destination, not in tmp/: the value file's directory exists by now, and the
         // orphan collector, which removes a leftover after a crash, waits for this transaction.
         let temporary = destination + ".tmp"
@@ -119,7 +154,7 @@ extension DiskCache {
         ) { $0.blob(0) ?? Data() }
         guard let data else { return }
         let temporary = try temporaryFile(holding: data, forKey: key)
-        let fileName = Self.valueFileName(POSIXFile.randomName())
+        let fileName = newValueFileName()
         do {
             try moveValueFile(temporary.path, to: fileName)
         } catch {

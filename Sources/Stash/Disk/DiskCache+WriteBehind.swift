@@ -250,7 +250,7 @@ extension DiskCache {
             var pending: [PendingPublish?] = batch.indices.map { position in
                 guard newest[batch[position].keyBytes] == position, case .store(let value) = batch[position].change
                 else { return nil }
-                return PendingPublish(value.source)
+                return PendingPublish(value.source, in: self)
             }
             do {
                 try writeDeferredFiles(batch, into: &pending)
@@ -281,7 +281,7 @@ extension DiskCache {
             guard case .store(let value) = operation.change, case .inline(let data) = value.source,
                 data.count >= configuration.inlineThreshold.bytes
             else { continue }
-            var published = PendingPublish(.file(try temporaryFile(holding: data, forKey: operation.key)))
+            var published = PendingPublish(.file(try temporaryFile(holding: data, forKey: operation.key)), in: self)
             published.isStaged = false  // written here: a failed commit removes it
             pending[position] = published
         }

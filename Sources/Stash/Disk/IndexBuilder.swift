@@ -8,8 +8,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Builds a fresh index from the value files' sidecars, in O(files): one directory walk, one
-/// `stat` and one small read per file, one transaction.
+/// Builds a fresh index from the value files' descriptions (`ValueSidecar`), in O(files): one
+/// directory walk, one `stat` and one small read per file, one transaction.
 enum IndexBuilder {
     struct Result {
         var recovered = 0
@@ -41,9 +41,10 @@ enum IndexBuilder {
                     if scanned % progressInterval == 0 { onEvent?(.rebuildingIndex(filesScanned: scanned)) }
                     let file = "\(first)/\(second)/\(name)"
                     let valuePath = "\(directory)/\(name)"
-                    guard names.contains(name + ValueSidecar.suffix),
-                        let bytes = FileManager.default.contents(atPath: valuePath + ValueSidecar.suffix),
-                        let sidecar = ValueSidecar.decode(bytes), sidecar.keyBytes != nil,
+                    guard
+                        let sidecar = ValueSidecar.read(
+                            describing: valuePath, hasFile: names.contains(name + ValueSidecar.suffix)),
+                        sidecar.keyBytes != nil,
                         isRegularFile(valuePath, size: sidecar.size)
                     else {
                         result.lost += 1

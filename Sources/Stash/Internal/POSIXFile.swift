@@ -1,3 +1,4 @@
+import CStashVFS
 import Foundation
 
 #if canImport(Glibc)
@@ -203,4 +204,47 @@ extension POSIXFile {
         }
         return fd
     }
+}
+
+extension POSIXFile {
+    /// Sets the extended attribute `name` of the file at `path` to `bytes`.
+    ///
+    /// - Returns: `false` when the file system keeps no extended attributes or none this large
+    ///   (`ENOTSUP`, `E2BIG`, `ERANGE`, `ENOSPC`): the caller keeps the bytes elsewhere.
+    static func setAttribute(_ name: String, to bytes: Data, ofFile path: String) throws(POSIXErrorCode) -> Bool {
+        let result = bytes.withUnsafeBytes { stash_set_attribute(path, name, $0.baseAddress, $0.count) }
+        if result == 0 { return true }
+        switch errno {
+        case ENOTSUP, EOPNOTSUPP, E2BIG, ERANGE, ENOSPC: return false
+        default: throw error("setxattr \(name) \(path)")
+        }
+    }
+
+    /// The extended attribute `name` of the file at `path`, or `nil` when it has none (or the
+    /// file system keeps none).
+    static func attribute(_ name: String, ofFile path: String) -> Data? {
+        var capacity = 1024
+        while true {
+            guard let buffer = malloc(capacity) else { return nil }
+            let length = stash_get_attribute(path, name, buffer, capacity)
+            if length >= 0 { return Data(bytesNoCopy: buffer, count: length, deallocator: .free) }
+            free(buffer)
+            guard errno == ERANGE, capacity < 1 << 20 else { return nil }
+            capacity *= 16
+        }
+    }
+
+    /// Removes the extended attribute `name` of the file at `path`, if it has one.
+    static func removeAttribute(_ name: String, ofFile path: String) throws(POSIXErrorCode) {
+        if stash_remove_attribute(path, name) != 0 && errno != missingAttributeError {
+            throw error("removexattr \(name) \(path)")
+        }
+    }
+
+    #if canImport(Darwin)
+        /// The `errno` of a read or removal of an attribute the file does not have.
+        private static let missingAttributeError = ENOATTR
+    #else
+        private static let missingAttributeError = ENODATA
+    #endif
 }

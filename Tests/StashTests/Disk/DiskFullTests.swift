@@ -86,7 +86,7 @@ import Testing
             let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
             try cache.store(pattern(100_000, seed: 1), forKey: "old")
             try cache.flush()  // committed before the disk fills
-            _ = failWrites(cache, count: 1) { $0.hasSuffix(".meta.tmp") }
+            _ = failWrites(cache, count: 1) { $0.hasSuffix(".meta") }
             try cache.store(pattern(100_000, seed: 2), forKey: "new")
             #expect(try cache.data(forKey: "new") == pattern(100_000, seed: 2))
             // The description is written when the store commits: the writer evicts and retries.

@@ -39,10 +39,18 @@ import Testing
         return (cache, events)
     }
 
-    /// What a crash leaves: a copy of the directory taken while the cache was open, WAL and all.
+    /// What a crash leaves: a copy of the directory taken while the cache was open, WAL and all,
+    /// with the value files' extended attributes (which `copyItem` drops).
     private func crashSnapshot(of dir: URL, to copy: URL) throws -> DiskCache {
         let cache = try populate(dir)
         try FileManager.default.copyItem(at: dir, to: copy)
+        for file in filesBelow(dir) {
+            let path = dir.appendingPathComponent(file).path
+            if let description = POSIXFile.attribute(ValueSidecar.attributeName, ofFile: path) {
+                let copied = copy.appendingPathComponent(file).path
+                #expect(try POSIXFile.setAttribute(ValueSidecar.attributeName, to: description, ofFile: copied))
+            }
+        }
         return cache
     }
 
@@ -218,13 +226,46 @@ import Testing
         }
     }
 
+    @Test func anUnpinnedValueIsDescribedInAnAttributeAPinnedOneOrAnOversizedOneInASidecarFile() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(10))
+            // A description larger than any file system's extended attribute (64 KiB on Linux).
+            let longKey = String(repeating: "k", count: 70_000)
+            try cache.store(pattern(40_000, seed: 1), forKey: "unpinned")
+            try cache.store(pattern(40_000, seed: 2), forKey: "pinned", pinned: true)
+            try cache.store(pattern(40_000, seed: 3), forKey: longKey)
+            try cache.flush()
+            let data = dir.appendingPathComponent("data")
+            func file(_ key: String) throws -> String {
+                let url = try #require(try cache.fileURL(forKey: key))
+                return String(url.path.dropFirst(data.path.count + 1))
+            }
+            let sidecars = Set(filesBelow(data).filter { $0.hasSuffix(ValueSidecar.suffix) })
+            #expect(sidecars == [try file("pinned") + ValueSidecar.suffix, try file(longKey) + ValueSidecar.suffix])
+            #expect(describedValueFilesBelow(data).count == 3)
+            let attribute = POSIXFile.attribute(
+                ValueSidecar.attributeName, ofFile: data.appendingPathComponent(try file("unpinned")).path)
+            #expect(try ValueSidecar.decode(#require(attribute))?.keyBytes == Data("unpinned".utf8))
+            // Unpinning keeps the sidecar file, which stays the description that counts.
+            #expect(try cache.unpin("pinned"))
+            #expect(filesBelow(data).contains(try file("pinned") + ValueSidecar.suffix))
+            cache.close()
+            try FileManager.default.removeItem(at: dir.appendingPathComponent("index.sqlite"))
+            let (reopened, _) = try events(dir)
+            #expect(reopened.lastIndexRebuild?.recovered == 3)
+            #expect(try reopened.data(forKey: "unpinned") == pattern(40_000, seed: 1))
+            #expect(try reopened.data(forKey: longKey) == pattern(40_000, seed: 3))
+            #expect(try reopened.attributes(forKey: "pinned")?.isPinned == false)
+        }
+    }
+
     @Test func valueFilesWithoutADescriptionAreCountedAsLost() throws {
         try withTemporaryDirectory { dir in
             try populate(dir).close()
             // A value file as the previous version wrote it: bytes only, no sidecar.
             let data = dir.appendingPathComponent("data")
-            let sidecar = try #require(filesBelow(data).first { $0.hasSuffix(".meta") })
-            try FileManager.default.removeItem(at: data.appendingPathComponent(sidecar))
+            let described = try #require(describedValueFilesBelow(data).first)
+            try removeDescription(ofValueFile: described, below: data)
             try FileManager.default.removeItem(at: dir.appendingPathComponent("index.sqlite"))
             let (cache, _) = try events(dir)
             let record = try #require(cache.lastIndexRebuild)
@@ -238,9 +279,8 @@ import Testing
         try withTemporaryDirectory { dir in
             try populate(dir).close()
             let data = dir.appendingPathComponent("data")
-            for sidecar in filesBelow(data) where sidecar.hasSuffix(".meta") {
-                try FileManager.default.removeItem(at: data.appendingPathComponent(sidecar))
-            }
+            for file in describedValueFilesBelow(data) { try removeDescription(ofValueFile: file, below: data) }
+            #expect(describedValueFilesBelow(data).isEmpty)
             let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(1))
             cache.waitForBackgroundWork()
             for (key, value, _) in Self.entries {
@@ -250,7 +290,7 @@ import Testing
             #expect(cache.lastIndexRebuild == nil)
             #expect(try cache.unpin("pinned-large"))
             #expect(try cache.fileURL(forKey: "inline") != nil)
-            #expect(filesBelow(data).filter { $0.hasSuffix(".meta") }.count == 2)
+            #expect(describedValueFilesBelow(data).count == 2)
         }
     }
 

@@ -265,7 +265,7 @@ import Testing
             try cache.store(pattern(100, seed: 1), forKey: "kept")
             try cache.flush()
             // The value files' descriptions are written in the commit: fail them with EIO.
-            cache.faults.withLock { $0.write = { path in path.hasSuffix(".meta.tmp") ? EIO : nil } }
+            cache.faults.withLock { $0.write = { path in path.hasSuffix(".meta") ? EIO : nil } }
             try cache.store(pattern(100, seed: 2), forKey: "inline")
             try cache.store(pattern(50_000, seed: 3), forKey: "file")
             try cache.removeData(forKey: "kept")

@@ -62,3 +62,21 @@ func filesBelow(_ url: URL) -> [String] {
 func valueFilesBelow(_ url: URL) -> [String] {
     filesBelow(url).filter { !$0.contains(".meta") }
 }
+
+/// The value files below `url` that carry a description (`ValueSidecar`): in their extended
+/// attribute or in a sidecar file.
+func describedValueFilesBelow(_ url: URL) -> [String] {
+    let files = filesBelow(url)
+    return valueFilesBelow(url).filter { name in
+        files.contains(name + ValueSidecar.suffix)
+            || POSIXFile.attribute(ValueSidecar.attributeName, ofFile: url.appendingPathComponent(name).path) != nil
+    }
+}
+
+/// Removes the description of the value file `name` below `url`, as the version before
+/// descriptions wrote it: bytes only.
+func removeDescription(ofValueFile name: String, below url: URL) throws {
+    let path = url.appendingPathComponent(name).path
+    try POSIXFile.removeAttribute(ValueSidecar.attributeName, ofFile: path)
+    try POSIXFile.remove(path + ValueSidecar.suffix)
+}
