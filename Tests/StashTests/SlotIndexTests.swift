@@ -18,7 +18,7 @@ import Testing
 
     @Test func growsToKeepAQuarterFreeAndFindsEverySlot() {
         var index = SlotIndex()
-        var generator = SplitMix(seed: 33)
+        var generator = SplitMix64(seed: 33)
         var tags: [UInt64] = []
         for slot in 0..<10_000 {
             let tag = generator.next() & 0xFFFF_FFFF
@@ -85,7 +85,7 @@ import Testing
     @Test func matchesADictionaryUnderRandomInsertionsAndRemovals() {
         var index = SlotIndex()
         var model: [Int: UInt64] = [:]  // slot -> tag
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var nextSlot = 0
         for step in 0..<20_000 {
             if model.isEmpty || generator.next() % 3 != 0 {
@@ -106,18 +106,5 @@ import Testing
             }
         }
         #expect(index.invariantViolation() == nil)
-    }
-}
-
-/// SplitMix64, for seeded test sequences.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
