@@ -261,7 +261,7 @@ extension DiskCache {
             if update.state.queue != update.old.queue {
                 try db.run(
                     """
-                    UPDATE states SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4
+                    UPDATE OR FAIL states SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4
                     WHERE seq = (SELECT seq FROM entries WHERE id = ?5)
                     """,
                     [

@@ -144,7 +144,7 @@ extension DiskCache {
             }
             try db.run(
                 """
-                UPDATE states SET queue = ?1, rank = ?2, frequency = ?3 WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
+                UPDATE OR FAIL states SET queue = ?1, rank = ?2, frequency = ?3 WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
                 """,
                 [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(id)])
             queues[id] = state.queue
@@ -175,7 +175,7 @@ extension DiskCache {
         mutating func rememberGhost(_ fingerprint: Int64, limit: Int) throws {
             try db.run(
                 """
-                INSERT INTO ghosts (fingerprint, rank) VALUES (?1, ?2)
+                INSERT OR FAIL INTO ghosts (fingerprint, rank) VALUES (?1, ?2)
                 ON CONFLICT (fingerprint) DO UPDATE SET rank = excluded.rank
                 """, [.integer(fingerprint), .integer(try nextRank())])
             let count = try db.first("SELECT ghosts FROM totals WHERE id = 1") { $0.int(0) } ?? 0

@@ -215,7 +215,7 @@ extension DiskCache {
         ofRow seq: Int64, size: Int, pinned: Bool, state: PolicyState, accessed: Double, in db: SQLiteConnection
     ) throws {
         try db.run(
-            "INSERT INTO states (seq, size, pinned, queue, rank, frequency, accessed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR FAIL INTO states (seq, size, pinned, queue, rank, frequency, accessed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             [
                 .integer(seq), .int(size), .int(pinned ? 1 : 0), .int(state.queue), .integer(state.rank),
                 .int(state.frequency), .real(accessed),

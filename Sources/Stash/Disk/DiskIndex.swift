@@ -450,7 +450,9 @@ final class DiskIndex: @unchecked Sendable {
         let hasSketchTable = try db.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sketch'") {
             $0.int(0) == 1
         }
-        guard version < Self.schemaVersion || hasSketchTable != true else { return }
+        guard try version < Self.schemaVersion || hasSketchTable != true || !Self.triggersAreCurrent(in: db) else {
+            return
+        }
         try db.execute("BEGIN IMMEDIATE")
         do {
             // Another process may have created or upgraded the schema since the check above.
@@ -460,6 +462,7 @@ final class DiskIndex: @unchecked Sendable {
             } else if current < Self.schemaVersion, let migration = Self.migration(fromVersion: current) {
                 try db.execute(migration)
             }
+            if !(try Self.triggersAreCurrent(in: db)) { try db.execute(Self.replaceTriggers) }
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")  // the schema error is the one to report
