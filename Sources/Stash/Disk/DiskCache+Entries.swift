@@ -98,7 +98,8 @@ extension DiskCache {
             try index.write { db -> (Bool, [Victim]) in
                 let id = try Self.storedID(forKey: Self.utf8(key), in: db)
                 if let id {
-                    try db.run("UPDATE OR FAIL entries SET pinned = ?1 WHERE id = ?2", [.int(pinned ? 1 : 0), .integer(id)])
+                    try db.run(
+                        "UPDATE OR FAIL entries SET pinned = ?1 WHERE id = ?2", [.int(pinned ? 1 : 0), .integer(id)])
                 }
                 if let id {
                     if pinned { try moveInlineValueToFile(entry: id, key: key, in: db) }
