@@ -209,11 +209,14 @@ extension DiskCache {
             defer { states = PersistedStates() }
             return states
         }
-        typealias Found = (id: Int64, state: PolicyState, accessed: Double)
+        typealias Found = (id: Int64, seq: Int64, state: PolicyState, accessed: Double)
         func found(_ row: SQLiteRow) -> Found {
-            (row.int64(0), PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)), row.double(4))
+            (
+                row.int64(0), row.int64(5), PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)),
+                row.double(4)
+            )
         }
-        var updates: [(id: Int64, state: PolicyState, accessed: Double, old: PolicyState)] = []
+        var updates: [(seq: Int64, state: PolicyState, accessed: Double, old: PolicyState)] = []
         updates.reserveCapacity(accesses.count)
         // States are computed in the order of the reads (least recent first: ranks follow it).
         for (key, access) in accesses {
@@ -221,22 +224,22 @@ extension DiskCache {
             // wrote if nothing changed since); the key index only while displaced entries exist.
             let homeID = Self.entryID(forKey: key)
             var entry: Found? = known.state(ofEntry: homeID, key: key).map {
-                (id: homeID, state: $0.state, accessed: $0.accessed)
+                (id: homeID, seq: $0.seq, state: $0.state, accessed: $0.accessed)
             }
             if entry == nil {
                 hitWriteLookups.withLock { $0 += 1 }
                 entry = try db.first(
                     """
-                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed FROM entries e JOIN states s ON s.seq = e.seq
-                    WHERE e.id = ?1 AND e.key = ?2
+                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed, s.seq FROM entries e
+                    JOIN states s ON s.seq = e.seq WHERE e.id = ?1 AND e.key = ?2
                     """,
                     [.integer(homeID), .blob(key)], map: found)
             }
             if entry == nil, displaced {
                 entry = try db.first(
                     """
-                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed FROM entries e JOIN states s ON s.seq = e.seq
-                    WHERE e.key = ?1 AND e.displaced = 1
+                    SELECT e.id, s.queue, s.rank, s.frequency, s.accessed, s.seq FROM entries e
+                    JOIN states s ON s.seq = e.seq WHERE e.key = ?1 AND e.displaced = 1
                     """,
                     [.blob(key)], map: found)
             }
@@ -248,37 +251,36 @@ extension DiskCache {
             let accessed = access.date.timeIntervalSince1970
             let writes = state != entry.state || accessed - entry.accessed >= Self.accessTimeResolution
             if entry.id == homeID {
-                let stored = PersistedStates.Known(key: key, state: state, accessed: writes ? accessed : entry.accessed)
+                let stored = PersistedStates.Known(
+                    key: key, seq: entry.seq, state: state, accessed: writes ? accessed : entry.accessed)
                 known.remember(stored, forEntry: homeID)
             }
             guard writes else { continue }
-            updates.append((entry.id, state, accessed, entry.state))
+            updates.append((entry.seq, state, accessed, entry.state))
         }
-        // Written in id order: successive updates descend the index of ids along neighbouring
-        // pages (the states themselves lie in the order their entries were stored).
-        updates.sort { $0.id < $1.id }
+        // Written in the order of the states' rows, which lie in the order their entries were
+        // stored: successive updates change neighbouring pages, each page once. In the order of
+        // ids (the index a read descends), the updates of 20 000 hits at a million entries
+        // changed pages all over the table, and a batch larger than the page cache wrote them
+        // to the WAL and read them back again (19 µs per hit record, against 10.7 µs when
+        // the state was kept by id).
+        updates.sort { $0.seq < $1.seq }
         for update in updates {
             if update.state.queue != update.old.queue {
                 try db.run(
-                    """
-                    UPDATE OR FAIL states SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4
-                    WHERE seq = (SELECT seq FROM entries WHERE id = ?5)
-                    """,
+                    "UPDATE OR FAIL states SET accessed = ?1, queue = ?2, rank = ?3, frequency = ?4 WHERE seq = ?5",
                     [
                         .real(update.accessed), .int(update.state.queue), .integer(update.state.rank),
-                        .int(update.state.frequency), .integer(update.id),
+                        .int(update.state.frequency), .integer(update.seq),
                     ])
             } else if update.state.rank != update.old.rank {
                 // Without `queue` in the SET list the totals trigger (UPDATE OF size, pinned,
                 // queue) does not fire: most hits leave the queue alone.
                 try db.run(
-                    """
-                    UPDATE states SET accessed = ?1, rank = ?2, frequency = ?3
-                    WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
-                    """,
+                    "UPDATE states SET accessed = ?1, rank = ?2, frequency = ?3 WHERE seq = ?4",
                     [
                         .real(update.accessed), .integer(update.state.rank), .int(update.state.frequency),
-                        .integer(update.id),
+                        .integer(update.seq),
                     ])
             } else {
                 // Nor is the rank index rewritten without `rank` in the SET list: SQLite rewrites
@@ -286,10 +288,8 @@ extension DiskCache {
                 // only sets a reference bit (every policy but LRU) would dirty a random page of
                 // the rank index besides the entry's own.
                 try db.run(
-                    """
-                    UPDATE states SET accessed = ?1, frequency = ?2 WHERE seq = (SELECT seq FROM entries WHERE id = ?3)
-                    """,
-                    [.real(update.accessed), .int(update.state.frequency), .integer(update.id)])
+                    "UPDATE states SET accessed = ?1, frequency = ?2 WHERE seq = ?3",
+                    [.real(update.accessed), .int(update.state.frequency), .integer(update.seq)])
             }
         }
         if policy.usesFrequencySketch { try saveSketch(in: db, force: false) }

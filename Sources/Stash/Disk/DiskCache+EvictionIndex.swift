@@ -13,8 +13,9 @@ extension DiskCache {
         let reason: EvictionReason
         private(set) var evictable: (size: Int, count: Int)
         private(set) var victims: [Victim] = []
-        /// Where the candidates read so far are; the key stays bytes until its entry is evicted.
-        private var located: [Int64: (key: Data, file: String?)] = [:]
+        /// Where the candidates read so far are (their rows' number, for the statements that
+        /// change them); the key stays bytes until its entry is evicted.
+        private var located: [Int64: (key: Data, file: String?, seq: Int64)] = [:]
         /// The queue each entry read by `entries(inQueue:…)` is in, as this transaction left it.
         private var queues: [Int64: Int] = [:]
         private(set) var incoming: PolicyEntry?
@@ -41,7 +42,7 @@ extension DiskCache {
             if let protected {
                 let found = try db.first(
                     """
-                    SELECT e.size, s.queue, s.rank, s.frequency, e.key, e.file FROM entries e
+                    SELECT e.size, s.queue, s.rank, s.frequency, e.key, e.file, e.seq FROM entries e
                     JOIN states s ON s.seq = e.seq WHERE e.id = ?1 AND e.pinned = 0
                     """,
                     [.integer(protected)]
@@ -51,12 +52,12 @@ extension DiskCache {
                         id: protected, size: row.int(0),
                         state: PolicyState(queue: row.int(1), rank: row.int64(2), frequency: row.int(3)),
                         fingerprint: DiskCache.fingerprint(key))
-                    return (entry, key, row.text(5))
+                    return (entry, key, row.text(5), row.int64(6))
                 }
                 // The adaptive policy may evict it when it loses its contest for room.
-                if let (entry, key, file) = found {
+                if let (entry, key, file, seq) = found {
                     self.incoming = entry
-                    located[protected] = (key, file)
+                    located[protected] = (key, file, seq)
                     queues[protected] = entry.state.queue
                 }
             }
@@ -96,13 +97,13 @@ extension DiskCache {
 
         /// Unpinned entries of queue `?1` from rank `?2` on, lowest first, without `?3`, at most `?4`.
         static let candidatesQuery = """
-            SELECT e.id, s.size, s.rank, s.frequency, e.key, e.file FROM states s JOIN entries e ON e.seq = s.seq
+            SELECT e.id, s.size, s.rank, s.frequency, e.key, e.file, s.seq FROM states s JOIN entries e ON e.seq = s.seq
             WHERE s.pinned = 0 AND s.queue = ?1 AND s.rank >= ?2 AND e.id != ?3 ORDER BY s.rank LIMIT ?4
             """
 
         mutating func entries(inQueue queue: Int, fromRank rank: Int64, limit: Int) throws -> [PolicyEntry] {
             var batch: [PolicyEntry] = []
-            var found: [(Int64, Data, String?)] = []
+            var found: [(Int64, Data, String?, Int64)] = []
             try db.query(
                 Self.candidatesQuery, [.int(queue), .integer(rank), .integer(protected), .int(limit)]
             ) { row in
@@ -111,9 +112,9 @@ extension DiskCache {
                 batch.append(
                     PolicyEntry(
                         id: row.int64(0), size: row.int(1), state: state, fingerprint: DiskCache.fingerprint(keyBytes)))
-                found.append((row.int64(0), keyBytes, row.text(5)))
+                found.append((row.int64(0), keyBytes, row.text(5), row.int64(6)))
             }
-            for (id, key, file) in found { located[id] = (key, file) }
+            for (id, key, file, seq) in found { located[id] = (key, file, seq) }
             for entry in batch { queues[entry.id] = queue }
             return batch
         }
@@ -133,25 +134,35 @@ extension DiskCache {
             ) { queue == 1 ? ($0.int(2), $0.int(3)) : ($0.int(0), $0.int(1)) } ?? (0, 0)
         }
 
+        /// The row of entry `id`'s state: as read with the entry (the policy changes only entries
+        /// it read), or looked up.
+        private func seq(ofEntry id: Int64) throws -> Int64? {
+            if let seq = located[id]?.seq { return seq }
+            return try db.first("SELECT seq FROM entries WHERE id = ?1", [.integer(id)]) { $0.int64(0) }
+        }
+
         mutating func setState(_ state: PolicyState, forEntry id: Int64) throws {
+            guard let seq = try seq(ofEntry: id) else { return }
             if queues[id] == state.queue {
                 // A second chance stays in its queue: without `queue` in the SET list the
                 // totals trigger (UPDATE OF size, pinned, queue) does not fire.
                 try db.run(
-                    "UPDATE states SET rank = ?1, frequency = ?2 WHERE seq = (SELECT seq FROM entries WHERE id = ?3)",
-                    [.integer(state.rank), .int(state.frequency), .integer(id)])
+                    "UPDATE states SET rank = ?1, frequency = ?2 WHERE seq = ?3",
+                    [.integer(state.rank), .int(state.frequency), .integer(seq)])
                 return
             }
             try db.run(
-                """
-                UPDATE OR FAIL states SET queue = ?1, rank = ?2, frequency = ?3 WHERE seq = (SELECT seq FROM entries WHERE id = ?4)
-                """,
-                [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(id)])
+                "UPDATE OR FAIL states SET queue = ?1, rank = ?2, frequency = ?3 WHERE seq = ?4",
+                [.int(state.queue), .integer(state.rank), .int(state.frequency), .integer(seq)])
             queues[id] = state.queue
         }
 
         mutating func evict(_ entry: PolicyEntry) throws {
-            try db.run("DELETE FROM entries WHERE id = ?1", [.integer(entry.id)])
+            if let seq = located[entry.id]?.seq {
+                try db.run("DELETE FROM entries WHERE seq = ?1", [.integer(seq)])
+            } else {
+                try db.run("DELETE FROM entries WHERE id = ?1", [.integer(entry.id)])
+            }
             evictable.size -= entry.size
             evictable.count -= 1
             let location = located.removeValue(forKey: entry.id)
@@ -229,9 +240,12 @@ extension DiskCache {
     ///
     /// Read, then written: the caller's transaction holds the write lock. The clock is read
     /// only when this connection does not know it already: from earlier in the transaction, or
-    /// from its previous one if nothing else has written since (`followsOwnCommit`). A plain
-    /// write costs less than one `UPDATE … RETURNING`, which SQLite runs through a temporary
-    /// table (a tenth of the instructions of a 1 KiB store, callgrind).
+    /// from its previous one if nothing else has written since (`followsOwnCommit`). It is
+    /// written once, when the transaction commits (`SQLiteConnection.pendingClock`, written by
+    /// `DiskIndex.write`), however many ranks the transaction took: a store into a full cache
+    /// took three (its own, and two for the window's moves), each an `UPDATE` of the totals
+    /// of its own (6 % of the store's instructions, callgrind). A plain write costs less than
+    /// one `UPDATE … RETURNING`, which SQLite runs through a temporary table.
     static func reserveRanks(_ n: Int, in db: SQLiteConnection) throws -> Int64 {
         let clock: Int64
         if let known = db.knownClock, db.isStillCurrent(fromWriteTransaction: known.transaction) {
@@ -239,8 +253,8 @@ extension DiskCache {
         } else {
             clock = try db.first("SELECT clock FROM totals WHERE id = 1") { $0.int64(0) } ?? 0
         }
-        try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(clock + Int64(n))])
         db.knownClock = (db.writeTransactions, clock + Int64(n))
+        db.pendingClock = clock + Int64(n)
         return clock + Int64(n)
     }
 }

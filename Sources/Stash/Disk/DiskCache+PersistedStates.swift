@@ -17,6 +17,8 @@ extension DiskCache {
     struct PersistedStates {
         struct Known {
             var key: Data
+            /// The row of the entry's state (valid as long as the copy is).
+            var seq: Int64
             var state: PolicyState
             var accessed: Double
         }

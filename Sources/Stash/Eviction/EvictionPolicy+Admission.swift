@@ -103,12 +103,30 @@ extension EvictionPolicy {
         var window = (size: index.evictable.size - main.size, count: index.evictable.count - main.count)
         var moves = 0
         var chances = Self.maximumSecondChances
+        // The window's oldest entries, read ahead (the next one last) from `cursor` on: what
+        // one read of the oldest entry at a time would find, since an entry leaves the front of
+        // the window only for the main queue or the window's back, and entries join at the
+        // back. One read for the moves of a write instead of one per move.
+        var ahead: [PolicyEntry] = []
+        var cursor = Int64.min
         while moves < Self.maximumBalanceMoves, window.size > bounds.window.size || window.count > bounds.window.count,
             main.size < bounds.main.size, main.count < bounds.main.count
         {
-            guard let candidate = try windowCandidate(in: &index, chances: &chances),
-                main.size + candidate.size <= bounds.main.size
-            else { return }
+            if ahead.isEmpty {
+                ahead = try index.entries(
+                    inQueue: Self.smallQueue, fromRank: cursor, limit: Self.maximumBalanceMoves - moves
+                ).reversed()
+            }
+            guard let candidate = ahead.popLast() else { return }
+            cursor = candidate.state.rank &+ 1
+            // The adaptive policy's window is a CLOCK (see `windowCandidate`).
+            if kind == .adaptive, candidate.state.frequency > 0, chances > 0 {
+                chances -= 1
+                let again = PolicyState(queue: Self.smallQueue, rank: try index.nextRank(), frequency: 0)
+                try index.setState(again, forEntry: candidate.id)
+                continue
+            }
+            guard main.size + candidate.size <= bounds.main.size else { return }
             let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
             try index.setState(moved, forEntry: candidate.id)
             main = (main.size + candidate.size, main.count + 1)

@@ -56,6 +56,10 @@ final class SQLiteConnection {
     /// The index's logical clock (`totals.clock`) as this connection last read or wrote it, and
     /// in which write transaction (see `DiskCache.reserveRanks`).
     var knownClock: (transaction: Int, value: Int64)?
+    /// The clock value this write transaction advanced the index's clock to, written to
+    /// `totals.clock` just before it commits (see `DiskCache.reserveRanks`); `nil` when it took
+    /// no rank.
+    var pendingClock: Int64?
     /// SQLite's data version right after this connection's last commit, `nil` after a rollback.
     var dataVersionAfterCommit: UInt32?
 
