@@ -37,7 +37,15 @@ struct ScalingWorkloads {
             let filled = template ?? dir
             if template == nil || !FileManager.default.fileExists(atPath: filled.path) {
                 log("stash scaling \(entries): filling")
-                let cache = try DiskCache(directory: filled, configuration: unlimited)
+                // Filled under the limit of the full cache below (exactly reached, so nothing is
+                // evicted), as a cache in use is: its policy keeps the window at its share and
+                // the rest in the main queue. Filled without a limit, every entry stayed in the
+                // window, and the stores into the full cache measured the drain of that window
+                // after the limit fell a thousandfold (two moves into the main queue per store,
+                // a third of their instructions) rather than a full cache.
+                var fill = unlimited
+                fill.sizeLimit = .bytes(entries * Self.valueSize)
+                let cache = try DiskCache(directory: filled, configuration: fill)
                 for i in 0..<entries { try cache.store(value, forKey: key(i)) }
                 cache.close()
             }
