@@ -104,17 +104,30 @@ extension EvictionPolicy {
     ///
     /// Returns `false` when the main queue holds nothing evictable.
     func evictFromMainQueue(of index: inout some EvictionIndex) throws -> Bool {
-        while let oldest = try index.entries(inQueue: Self.mainQueue, fromRank: .min, limit: 1).first {
-            if oldest.state.frequency > 0 {
-                let again = PolicyState(
-                    queue: Self.mainQueue, rank: try index.nextRank(), frequency: oldest.state.frequency - 1)
-                try index.setState(again, forEntry: oldest.id)
-            } else {
+        // The queue's oldest entries are read ahead from `cursor` on, one at first, then more
+        // at a time while second chances go round: an entry leaves the front only for the back
+        // (a second chance) or the cache, and entries join at the back, so this finds what
+        // reading the oldest entry again after each second chance would, one read for many
+        // second chances (in a cache whose every entry was read since the hand last passed,
+        // each eviction first gives many).
+        var cursor = Int64.min
+        var batchSize = 1
+        while true {
+            let batch = try index.entries(inQueue: Self.mainQueue, fromRank: cursor, limit: batchSize)
+            guard !batch.isEmpty else { return false }
+            batchSize = min(2 * batchSize, 16)
+            for oldest in batch {
+                cursor = oldest.state.rank &+ 1
+                guard oldest.state.frequency == 0 else {
+                    let again = PolicyState(
+                        queue: Self.mainQueue, rank: try index.nextRank(), frequency: oldest.state.frequency - 1)
+                    try index.setState(again, forEntry: oldest.id)
+                    continue
+                }
                 try evictRemembering(oldest, from: &index)
                 return true
             }
         }
-        return false
     }
 
     /// Evicts `entry`; the adaptive policy first remembers it as a ghost of its queue, the
