@@ -18,10 +18,22 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
 @Suite struct EvictionPolicyTests {
     @Test(arguments: EvictionPolicy.all)
     func simulatorPredictsEveryHitAndMissOfTheDiskCache(policy: EvictionPolicy) throws {
+        try simulatorPredictsTheDiskCache(policy: policy, lowWaterMark: DiskCache.Configuration().lowWaterMark)
+    }
+
+    /// Evictions of a third of the cache at once: a contest for room in the main queue that is
+    /// over its bound reads the same oldest entries for candidate after candidate (which the
+    /// disk cache reads once per eviction and keeps up to date, see `SQLiteEvictionIndex`).
+    @Test(arguments: [EvictionPolicy.adaptive, .tinyLFU, .s3fifo])
+    func simulatorPredictsTheDiskCacheEvictingInLargeBatches(policy: EvictionPolicy) throws {
+        try simulatorPredictsTheDiskCache(policy: policy, lowWaterMark: 0.67)
+    }
+
+    private func simulatorPredictsTheDiskCache(policy: EvictionPolicy, lowWaterMark: Double) throws {
         try withTemporaryDirectory { dir in
             let configuration = DiskCache.Configuration(
-                sizeLimit: .bytes(120_000), countLimit: 60, inlineThreshold: .bytes(3000), evictionPolicy: policy,
-                accessFlushBatch: 16)
+                sizeLimit: .bytes(120_000), countLimit: 60, lowWaterMark: lowWaterMark, inlineThreshold: .bytes(3000),
+                evictionPolicy: policy, accessFlushBatch: 16)
             var cache = try DiskCache(directory: dir, configuration: configuration)
             var simulator = EvictionSimulator(
                 policy: policy,
