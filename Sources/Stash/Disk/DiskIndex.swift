@@ -184,7 +184,7 @@ final class DiskIndex: @unchecked Sendable {
             let db = state.connection!
             try db.executeCached("BEGIN IMMEDIATE")
             db.writeTransactions += 1
-            db.pendingClock = nil
+            db.pendingClock = nil  // whatever an earlier transaction that rolled back reserved
             // SQLite's data version moves with every commit, ours or another connection's, and
             // with a rollback: unchanged since our last commit means nothing else wrote since.
             let version = db.dataVersion
@@ -193,14 +193,12 @@ final class DiskIndex: @unchecked Sendable {
                 let result = try body(db)
                 if let clock = db.pendingClock {
                     try db.run("UPDATE totals SET clock = ?1 WHERE id = 1", [.integer(clock)])
-                    db.pendingClock = nil
                 }
                 try db.executeCached("COMMIT")
                 db.dataVersionAfterCommit = db.dataVersion
                 return result
             } catch {
                 db.dataVersionAfterCommit = nil
-                db.pendingClock = nil
                 try? db.executeCached("ROLLBACK")  // fails only if SQLite already rolled back itself
                 writerEpoch.withLock { $0 += 1 }
                 throw error

@@ -45,12 +45,23 @@ extension EvictionPolicy {
     /// while `chances` (spent here) last. TinyLFU's window is a FIFO.
     private func windowCandidate(in index: inout some EvictionIndex, chances: inout Int) throws -> PolicyEntry? {
         while let oldest = try index.entries(inQueue: Self.smallQueue, fromRank: .min, limit: 1).first {
-            guard kind == .adaptive, oldest.state.frequency > 0, chances > 0 else { return oldest }
-            chances -= 1
-            let again = PolicyState(queue: Self.smallQueue, rank: try index.nextRank(), frequency: 0)
-            try index.setState(again, forEntry: oldest.id)
+            guard try goesRoundTheWindow(oldest, chances: &chances, in: &index) else { return oldest }
         }
         return nil
+    }
+
+    /// Sends the window's oldest entry round the window's CLOCK again if it must, and says so.
+    ///
+    /// It goes round in the adaptive policy, with its bit set and a chance left: its bit
+    /// cleared, at the back of the window. Otherwise it is the candidate for the main queue.
+    private func goesRoundTheWindow(
+        _ entry: PolicyEntry, chances: inout Int, in index: inout some EvictionIndex
+    ) throws -> Bool {
+        guard kind == .adaptive, entry.state.frequency > 0, chances > 0 else { return false }
+        chances -= 1
+        let again = PolicyState(queue: Self.smallQueue, rank: try index.nextRank(), frequency: 0)
+        try index.setState(again, forEntry: entry.id)
+        return true
     }
 
     /// The window's and the main queue's bounds for the index's current mean entry size.
@@ -119,13 +130,7 @@ extension EvictionPolicy {
             }
             guard let candidate = ahead.popLast() else { return }
             cursor = candidate.state.rank &+ 1
-            // The adaptive policy's window is a CLOCK (see `windowCandidate`).
-            if kind == .adaptive, candidate.state.frequency > 0, chances > 0 {
-                chances -= 1
-                let again = PolicyState(queue: Self.smallQueue, rank: try index.nextRank(), frequency: 0)
-                try index.setState(again, forEntry: candidate.id)
-                continue
-            }
+            if try goesRoundTheWindow(candidate, chances: &chances, in: &index) { continue }
             guard main.size + candidate.size <= bounds.main.size else { return }
             let moved = PolicyState(queue: Self.mainQueue, rank: try index.nextRank(), frequency: 0)
             try index.setState(moved, forEntry: candidate.id)

@@ -311,17 +311,7 @@ extension MemoryCache {
         /// bookkeeping of ``unlink(_:)`` and ``link(_:intoSmallQueue:)``.
         @inlinable
         mutating func moveToFront(_ slot: Int) {
-            let head = main.head
-            guard slot != head else { return }
-            // Not the head, so it has a newer neighbour, and the queue has a head.
-            let previous = links[slot].previous
-            let next = links[slot].next
-            links[previous].next = next
-            if next != Storage.none { links[next].previous = previous } else { main.tail = previous }
-            links[slot].previous = Storage.none
-            links[slot].next = head
-            links[head].previous = slot
-            main.head = slot
+            Self.moveToFront(slot, of: &main, links: &links)
         }
 
         /// Moves an entry of the small queue to its head (the adaptive policy's window is an LRU
@@ -330,17 +320,23 @@ extension MemoryCache {
         /// Relinks in place, as ``moveToFront(_:)`` does for ``main``.
         @inlinable
         mutating func moveToFrontOfSmallQueue(_ slot: Int) {
-            let head = small.head
+            Self.moveToFront(slot, of: &small, links: &links)
+        }
+
+        /// Moves `slot`, an entry of `queue`, to the queue's head by relinking it in place.
+        @inlinable
+        static func moveToFront(_ slot: Int, of queue: inout Queue, links: inout [Link]) {
+            let head = queue.head
             guard slot != head else { return }
             // Not the head, so it has a newer neighbour, and the queue has a head.
             let previous = links[slot].previous
             let next = links[slot].next
             links[previous].next = next
-            if next != Storage.none { links[next].previous = previous } else { small.tail = previous }
+            if next != Storage.none { links[next].previous = previous } else { queue.tail = previous }
             links[slot].previous = Storage.none
             links[slot].next = head
             links[head].previous = slot
-            small.head = slot
+            queue.head = slot
         }
 
         /// Moves an entry from the small queue, or from within ``main``, to the head of ``main``.
