@@ -99,7 +99,9 @@ public final class DiskCache: Sendable {
         let onEvent = configuration.onEvent
         self.index = try DiskIndex(
             root: root, busyTimeout: configuration.busyTimeout, durability: configuration.durability,
-            onEvent: onEvent, readOnly: configuration.opensReadOnly)
+            commitsEachWrite: configuration.writeMode == .immediate || configuration.durability == .durable,
+            onEvent: onEvent,
+            readOnly: configuration.opensReadOnly)
         // A read-only cache writes nothing: its stored policy state stays as it is.
         if !index.isReadOnly {
             do {

@@ -16,6 +16,10 @@ final class DiskIndex: @unchecked Sendable {
     let databasePath: String
     private let busyTimeout: Duration
     private let durability: DiskCache.Durability
+    /// Whether every write is a transaction of its own (``DiskCache/WriteMode/immediate``)
+    /// rather than a batch: the writer then reads pages with pread(2) and keeps its page
+    /// cache small (see `configure`).
+    private let commitsEachWrite: Bool
     private let onEvent: (@Sendable (DiskCache.Event) -> Void)?
     /// Whether the directory cannot be written: reads work, every write throws `.readOnly`, and
     /// nothing (repair, expiry, access times) is written behind the caller's back.
@@ -81,6 +85,9 @@ final class DiskIndex: @unchecked Sendable {
     /// while it is unchanged.
     let writerEpoch = LockedValue(0)
     let checkpointer: IndexCheckpointer
+    /// Test hook: the index's size as the writer's page cache is fitted to it (`nil`: the
+    /// file's size); set before the writes it should affect, read under the writer's lock.
+    var databaseBytesForWriterCache: (@Sendable () -> Int)?
     private let readers = LockedValue(ReaderPool())
 
     /// Opens (creating, checking and if needed rebuilding) the index of `root`.
@@ -88,13 +95,14 @@ final class DiskIndex: @unchecked Sendable {
     /// - Parameter readOnly: Open read-only even if the directory is writable (fault injection
     ///   in tests); a directory that exists but cannot be written always opens read-only.
     init(
-        root: String, busyTimeout: Duration, durability: DiskCache.Durability,
+        root: String, busyTimeout: Duration, durability: DiskCache.Durability, commitsEachWrite: Bool = false,
         onEvent: (@Sendable (DiskCache.Event) -> Void)?, readOnly: Bool = false
     ) throws {
         self.root = root
         self.databasePath = Self.databasePath(inRoot: root)
         self.busyTimeout = busyTimeout
         self.durability = durability
+        self.commitsEachWrite = commitsEachWrite
         self.onEvent = onEvent
         self.isReadOnly = readOnly || (access(root, F_OK) == 0 && access(root, W_OK) != 0)
         self.checkpointer = IndexCheckpointer(databasePath: databasePath, busyTimeout: busyTimeout)
@@ -184,6 +192,7 @@ final class DiskIndex: @unchecked Sendable {
             let db = state.connection!
             try db.executeCached("BEGIN IMMEDIATE")
             db.writeTransactions += 1
+            if db.writeTransactions % Self.cacheSizeCheckInterval == 0 { try fitWriterCache(db) }
             db.pendingClock = nil  // whatever an earlier transaction that rolled back reserved
             // SQLite's data version moves with every commit, ours or another connection's, and
             // with a rollback: unchanged since our last commit means nothing else wrote since.
@@ -409,6 +418,7 @@ final class DiskIndex: @unchecked Sendable {
                 let db = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
                 do {
                     try configure(db)
+                    try fitWriterCache(db)
                 } catch {
                     db.close()
                     throw error
@@ -420,6 +430,53 @@ final class DiskIndex: @unchecked Sendable {
             } catch let error as SQLiteError where !error.isCorruption {
                 throw indexError(error, opening: true)
             }
+        }
+    }
+
+    /// Write transactions between two checks of the writer's page cache against the index's
+    /// size (a `stat` each).
+    static let cacheSizeCheckInterval = 256
+
+    /// The writer's page cache, in KiB, for an index file of `databaseBytes`: a 64th of the
+    /// file, from 2 MiB to 16 MiB, in steps of 2 MiB.
+    ///
+    /// With 1 KiB values inline, a 64th is about the size of the index of ids, the B-tree whose
+    /// leaves every store and every eviction changes at random: kept in the writer's cache, a
+    /// batch finds the leaves the batches before it changed instead of reading them back from
+    /// the WAL with pread(2). At a million entries (a 1.3 GB index), 16 MiB against 2 MiB took
+    /// a delete from 20.1 to 11.1 µs and a store into a full cache from 43.1 to 34.8 µs
+    /// (medians of 4 rounds of `StashBenchmarks scaling`; 17.2 to 10.7 and 35.9 to 32.8 in 5
+    /// earlier rounds). Below 256 MiB of index the cache stays at 2 MiB, where a larger one
+    /// cost more than it saved (see `configure`). A writer that commits every write keeps
+    /// 2 MiB: the walk `configure` describes may come at any of its commits.
+    static func writerCacheKiB(forDatabaseBytes databaseBytes: Int, commitsEachWrite: Bool) -> Int {
+        let step = 2048
+        guard !commitsEachWrite else { return step }
+        return min(max(databaseBytes / 64 / 1024 / step * step, step), 8 * step)
+    }
+
+    /// Sets the writer's page cache for the index's current size (``writerCacheKiB``), and
+    /// turns its memory map off when it commits every write.
+    ///
+    /// Commit per write: every store reads its leaf of the index of ids, a page anywhere in the
+    /// file. Read through the map, the first touch of each page costs a page fault that maps
+    /// its neighbours too; read with pread(2), it is one copy. A store took 38.4 µs against
+    /// 41.4 through the map at 10 000 entries and 41.4 against 43.3 at 100 000 (medians of 5
+    /// rounds); at a million, where this machine's disk spread single runs over 40-86 µs, 47.3
+    /// against 49.5 (4 rounds), with 0.1 page faults per store against 0.7. The batches of
+    /// write-behind read far more pages per commit, many of them neighbours (the oldest
+    /// entries, the ends of queues), and were slower without the map (delete 20.5 µs against
+    /// 17.2 at a million entries).
+    private func fitWriterCache(_ db: SQLiteConnection) throws {
+        let bytes = databaseBytesForWriterCache?() ?? POSIXFile.size(databasePath)?.logical ?? 0
+        let kib = Self.writerCacheKiB(forDatabaseBytes: bytes, commitsEachWrite: commitsEachWrite)
+        if db.writerCacheKiB != kib {
+            try db.execute("PRAGMA cache_size = -\(kib)")
+            db.writerCacheKiB = kib
+        }
+        if commitsEachWrite && !db.isUnmapped {
+            try db.execute("PRAGMA mmap_size = 0")
+            db.isUnmapped = true
         }
     }
 
@@ -436,8 +493,10 @@ final class DiskIndex: @unchecked Sendable {
         // The writer maps the whole index too (up to SQLite's 2 GiB ceiling): with 64 MiB
         // mapped, a store into a cache of 100 000 small entries read a third of its pages
         // through pread(2) (perf), and the write path's B-tree descents (entries, its id
-        // and rank indexes) touch pages all over the file. Pages come from the map, so the page cache only
-        // keeps pages the writer changed, and it is kept small (2 MiB): when a leaf split
+        // and rank indexes) touch pages all over the file (a writer that commits every write
+        // turns the map off once the index is open: see `fitWriterCache`). Pages come from the
+        // map, so the page cache only keeps pages the writer changed, and it starts small
+        // (2 MiB; a large index's grows, see `writerCacheKiB`): when a leaf split
         // reorders its new pages, SQLite parks one under a page number past the end of the file,
         // and the commit then walks every page the cache holds to drop pages past the end
         // (pcache1TruncateUnsafe). With 16 MiB that walk was 10-15 % of a 1 KiB store (perf,
