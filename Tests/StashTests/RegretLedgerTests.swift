@@ -53,12 +53,13 @@ import Testing
         #expect(newest.main > 200, "of the newest 256 ghosts, \(newest.main) were kept")
     }
 
-    @Test func theTableGrowsWithTheCacheAndKeepsEveryGhost() {
+    @Test func theTableGrowsWithItsGhostsUpToOneSlotPerTwoEntriesAndKeepsEveryGhost() {
         var ledger = RegretLedger()
         for fingerprint in Int64(0)..<400 { ledger.remember(fingerprint &* 7919, size: 1, leaving: .window) }
+        #expect(ledger.capacity == RegretLedger.minimumSlots)  // no cache named: the smallest table
         var grown = ledger
         grown.setLimits(capacity: .max, countLimit: .max, entries: 100_000)
-        #expect(grown.capacity == 65_536)  // one slot per two entries, a power of two
+        #expect(grown.capacity == 2048)  // four slots per ghost written, a power of two
         for fingerprint in Int64(0)..<400 {
             ledger.recordMiss(of: fingerprint &* 7919)
             grown.recordMiss(of: fingerprint &* 7919)
@@ -66,6 +67,27 @@ import Testing
         let kept = grown.takeRegrets()
         #expect(kept == ledger.takeRegrets())
         #expect(kept.window > 350, "two-slot buckets lose few of 400 ghosts in 1024 slots: \(kept.window)")
+
+        // More ghosts widen the table, keeping the ghosts it holds, up to one slot per two entries.
+        var wider = grown
+        for fingerprint in Int64(1000)..<1500 { wider.remember(fingerprint &* 7919, size: 1, leaving: .main) }
+        #expect(wider.capacity == 4096)
+        for fingerprint in Int64(1000)..<1500 { wider.recordMiss(of: fingerprint &* 7919) }
+        let main = wider.takeRegrets().main
+        #expect(main >= 495, "a widening keeps the ghosts; \(main) of 500 found")
+        for fingerprint in Int64(2000)..<40_000 { wider.remember(fingerprint &* 7919, size: 1, leaving: .window) }
+        #expect(wider.capacity == 65_536)
+        for fingerprint in Int64(40_000)..<200_000 { wider.remember(fingerprint &* 7919, size: 1, leaving: .window) }
+        #expect(wider.capacity == 65_536, "one slot per two of the 100 000 entries at most")
+    }
+
+    @Test func theFirstEvictionOfALargeCacheAllocatesASmallTable() {
+        var ledger = RegretLedger()
+        #expect(ledger.capacity == 0)
+        ledger.setLimits(capacity: 1 << 30, countLimit: .max, entries: 1_000_000)
+        #expect(ledger.capacity == RegretLedger.minimumSlots)  // not 524 288 slots (16 MiB) at once
+        for fingerprint in Int64(0)..<300 { ledger.remember(fingerprint, size: 1024, leaving: .window) }
+        #expect(ledger.capacity == 2048)
     }
 
     @Test func aCacheThatReopensForgetsItsGhostsButKeepsItsWindow() throws {

@@ -12,11 +12,14 @@
 /// comparing the hit rates of successive samples could not tell a bursty workload from a
 /// better window (see "The photo-app trace" in `Benchmarks/POLICIES.md`).
 ///
-/// The ghosts live in a table of two-slot buckets, one slot per two cached entries (at least
-/// ``minimumSlots``), 32 bytes each, allocated at the first eviction: a new ghost takes the
-/// slot of a ghost beyond the horizon (which no longer counts) when its bucket is full, or
-/// else the older one's. The horizons hold about one ghost per eight cached entries, so
-/// about a quarter of the slots hold current ghosts and few are lost to a full bucket.
+/// The ghosts live in a table of two-slot buckets, 32 bytes a slot: a new ghost takes the slot
+/// of a ghost beyond the horizon (which no longer counts) when its bucket is full, or else the
+/// older one's. The table grows with the ghosts written, four slots for each (at least
+/// ``minimumSlots``), up to one slot per two cached entries: the horizons hold about one ghost
+/// per eight cached entries, so at most about a quarter of the slots hold current ghosts, and
+/// few are lost to a full bucket. Allocated at one slot per two entries at the first eviction,
+/// as before, the table of a cache of a million entries took 16 MiB at once, whose zeroing
+/// and page faults were a tenth of the first 5 000 stores into that full cache (perf).
 ///
 /// The table lives in memory only: a reopened cache starts with none, and its climber counts
 /// no regrets until its evictions leave ghosts again. A ``DiskCache`` that reloads a sketch
@@ -54,6 +57,11 @@ package struct RegretLedger: Hashable, Sendable {
     /// The table, allocated at the first eviction (a policy that never evicts, or one that is
     /// not adaptive, costs nothing).
     private var slots: [Slot] = []
+    /// The most slots the table may grow to: one per two of the entries the last
+    /// ``setLimits`` named (a power of two, at least ``minimumSlots``).
+    private var maximumSlots = RegretLedger.minimumSlots
+    /// Ghosts written so far (counting stops at 2^40).
+    private var ghostsWritten = 0
     /// `64 - log2(buckets)`: the shift that takes a bucket from a mixed fingerprint's top bits.
     private var bucketShift = 64
     private var windowClock = Clock()
@@ -83,19 +91,22 @@ package struct RegretLedger: Hashable, Sendable {
     package func clock(of queue: Queue) -> Clock { queue == .window ? windowClock : mainClock }
 
     /// Sets the horizon for a cache of `capacity` bytes (`Int.max` for none) and `countLimit`
-    /// entries (`Int.max` for none) that holds `entries` entries, and widens the table for
-    /// them; called as an eviction begins.
+    /// entries (`Int.max` for none) that holds `entries` entries, and lets the table grow to one
+    /// slot per two of them; called as an eviction begins.
     package mutating func setLimits(capacity: Int, countLimit: Int, entries: Int) {
         horizon = Clock(
             bytes: capacity == .max ? .max : max(1, capacity / Self.horizonShare),
             entries: countLimit == .max ? .max : max(1, countLimit / Self.horizonShare))
-        reserve(slotsFor: entries)
+        var maximum = Self.minimumSlots
+        while maximum < min(entries, 1 << 40) / 2 { maximum *= 2 }
+        maximumSlots = max(maximumSlots, maximum)
+        reserve()
     }
 
-    /// Widens the table to one slot per two of `entries` (at least ``minimumSlots``), keeping
-    /// its ghosts.
-    private mutating func reserve(slotsFor entries: Int) {
-        let wanted = max(Self.minimumSlots, min(entries, 1 << 40) / 2)
+    /// Widens the table to four slots per ghost written (at least ``minimumSlots``, at most
+    /// `maximumSlots`), keeping its ghosts.
+    private mutating func reserve() {
+        let wanted = min(maximumSlots, max(Self.minimumSlots, ghostsWritten * 4))
         guard wanted > slots.count else { return }
         var count = max(slots.count, 1)
         while count < wanted { count *= 2 }
@@ -121,7 +132,8 @@ package struct RegretLedger: Hashable, Sendable {
         }
         serial &+= 1
         if serial == 0 { serial = 1 }
-        if slots.isEmpty { reserve(slotsFor: 0) }
+        if ghostsWritten < 1 << 40 { ghostsWritten += 1 }
+        if ghostsWritten * 4 > slots.count && slots.count < maximumSlots { reserve() }
         slots[slotIndex(forNew: fingerprint)] = Slot(
             fingerprint: fingerprint, stamp: stamp, serial: serial, queue: queue)
     }
