@@ -16,9 +16,9 @@ final class DiskIndex: @unchecked Sendable {
     let databasePath: String
     private let busyTimeout: Duration
     private let durability: DiskCache.Durability
-    /// Whether every write is a transaction of its own (``DiskCache/WriteMode/immediate``)
-    /// rather than a batch: the writer then reads pages with pread(2) and keeps its page
-    /// cache small (see `configure`).
+    /// Whether every write is a transaction of its own (``DiskCache/WriteMode/immediate``, or
+    /// ``DiskCache/Durability/durable``) rather than a batch: the writer then reads pages with
+    /// pread(2) and keeps its page cache at 2 MiB (see `unmapCommitPerWriteWriter`).
     private let commitsEachWrite: Bool
     private let onEvent: (@Sendable (DiskCache.Event) -> Void)?
     /// Whether the directory cannot be written: reads work, every write throws `.readOnly`, and
@@ -192,7 +192,9 @@ final class DiskIndex: @unchecked Sendable {
             let db = state.connection!
             try db.executeCached("BEGIN IMMEDIATE")
             db.writeTransactions += 1
-            if db.writeTransactions % Self.cacheSizeCheckInterval == 0 { try fitWriterCache(db) }
+            if !commitsEachWrite && db.writeTransactions % Self.cacheSizeCheckInterval == 0 {
+                try fitWriterCache(db)
+            }
             db.pendingClock = nil  // whatever an earlier transaction that rolled back reserved
             // SQLite's data version moves with every commit, ours or another connection's, and
             // with a rollback: unchanged since our last commit means nothing else wrote since.
@@ -418,7 +420,11 @@ final class DiskIndex: @unchecked Sendable {
                 let db = try SQLiteConnection(path: databasePath, busyTimeout: busyTimeout)
                 do {
                     try configure(db)
-                    try fitWriterCache(db)
+                    if commitsEachWrite {
+                        try unmapCommitPerWriteWriter(db)
+                    } else {
+                        try fitWriterCache(db)
+                    }
                 } catch {
                     db.close()
                     throw error
@@ -433,8 +439,8 @@ final class DiskIndex: @unchecked Sendable {
         }
     }
 
-    /// Write transactions between two checks of the writer's page cache against the index's
-    /// size (a `stat` each).
+    /// Write transactions between two checks of a batching writer's page cache against the
+    /// index's size (a `stat` each).
     static let cacheSizeCheckInterval = 256
 
     /// The writer's page cache, in KiB, for an index file of `databaseBytes`: a 64th of the
@@ -448,15 +454,23 @@ final class DiskIndex: @unchecked Sendable {
     /// (medians of 4 rounds of `StashBenchmarks scaling`; 17.2 to 10.7 and 35.9 to 32.8 in 5
     /// earlier rounds). Below 256 MiB of index the cache stays at 2 MiB, where a larger one
     /// cost more than it saved (see `configure`). A writer that commits every write keeps
-    /// 2 MiB: the walk `configure` describes may come at any of its commits.
-    static func writerCacheKiB(forDatabaseBytes databaseBytes: Int, commitsEachWrite: Bool) -> Int {
+    /// the 2 MiB `configure` sets: the walk it describes may come at any of its commits.
+    static func writerCacheKiB(forDatabaseBytes databaseBytes: Int) -> Int {
         let step = 2048
-        guard !commitsEachWrite else { return step }
         return min(max(databaseBytes / 64 / 1024 / step * step, step), 8 * step)
     }
 
-    /// Sets the writer's page cache for the index's current size (``writerCacheKiB``), and
-    /// turns its memory map off when it commits every write.
+    /// Sets a batching writer's page cache for the index's current size (``writerCacheKiB``).
+    private func fitWriterCache(_ db: SQLiteConnection) throws {
+        let bytes = databaseBytesForWriterCache?() ?? POSIXFile.size(databasePath)?.logical ?? 0
+        let kib = Self.writerCacheKiB(forDatabaseBytes: bytes)
+        guard db.writerCacheKiB != kib else { return }
+        try db.execute("PRAGMA cache_size = -\(kib)")
+        db.writerCacheKiB = kib
+    }
+
+    /// Turns the memory map of a writer that commits every write off, once its index is open
+    /// (the migration `configure` may run still reads through the map).
     ///
     /// Commit per write: every store reads its leaf of the index of ids, a page anywhere in the
     /// file. Read through the map, the first touch of each page costs a page fault that maps
@@ -467,17 +481,8 @@ final class DiskIndex: @unchecked Sendable {
     /// write-behind read far more pages per commit, many of them neighbours (the oldest
     /// entries, the ends of queues), and were slower without the map (delete 20.5 µs against
     /// 17.2 at a million entries).
-    private func fitWriterCache(_ db: SQLiteConnection) throws {
-        let bytes = databaseBytesForWriterCache?() ?? POSIXFile.size(databasePath)?.logical ?? 0
-        let kib = Self.writerCacheKiB(forDatabaseBytes: bytes, commitsEachWrite: commitsEachWrite)
-        if db.writerCacheKiB != kib {
-            try db.execute("PRAGMA cache_size = -\(kib)")
-            db.writerCacheKiB = kib
-        }
-        if commitsEachWrite && !db.isUnmapped {
-            try db.execute("PRAGMA mmap_size = 0")
-            db.isUnmapped = true
-        }
+    private func unmapCommitPerWriteWriter(_ db: SQLiteConnection) throws {
+        try db.execute("PRAGMA mmap_size = 0")
     }
 
     private func configure(_ db: SQLiteConnection) throws {
@@ -494,7 +499,7 @@ final class DiskIndex: @unchecked Sendable {
         // mapped, a store into a cache of 100 000 small entries read a third of its pages
         // through pread(2) (perf), and the write path's B-tree descents (entries, its id
         // and rank indexes) touch pages all over the file (a writer that commits every write
-        // turns the map off once the index is open: see `fitWriterCache`). Pages come from the
+        // turns the map off once the index is open: see `unmapCommitPerWriteWriter`). Pages come from the
         // map, so the page cache only keeps pages the writer changed, and it starts small
         // (2 MiB; a large index's grows, see `writerCacheKiB`): when a leaf split
         // reorders its new pages, SQLite parks one under a page number past the end of the file,

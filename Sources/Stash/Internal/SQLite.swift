@@ -60,10 +60,8 @@ final class SQLiteConnection {
     /// `totals.clock` just before it commits (see `DiskCache.reserveRanks`); `nil` when it took
     /// no rank.
     var pendingClock: Int64?
-    /// The writer's page cache as last set (`DiskIndex.writerCacheKiB`), and whether its
-    /// memory map was turned off.
+    /// The writer's page cache as last set (`DiskIndex.writerCacheKiB`).
     var writerCacheKiB = 2048
-    var isUnmapped = false
     /// SQLite's data version right after this connection's last commit, `nil` after a rollback.
     var dataVersionAfterCommit: UInt32?
 
