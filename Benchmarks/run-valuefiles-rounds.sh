@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36's A/B of stores of medium values (issue 30): interleaved rounds of python-diskcache,
+# An A/B of stores of medium values (issue 30): interleaved rounds of python-diskcache,
 # a StashBenchmarks build from before the change (--before) and one from after it (--after),
 # the latter with value files written on the storing thread (--files-on-caller) and by the
 # background writer (--files-on-writer). The workloads are run-comparison.sh's `set` and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36's measurement of medium values (issue 30): a file per value against segment files
+# Stores of medium values (issue 30): a file per value against segment files
 # appended once per batch (Benchmarks/floor/valuefiles.c), beside python-diskcache's `set`, in
 # interleaved rounds. Prints a table of medians over the rounds and the ratios measured in each
 # round (then their median).

@@ -10,12 +10,13 @@
  * but must never serve a torn value (the row commits after the bytes are written). Only the
  * bytes' layout differs:
  *
- *   file-tmp-rename   Stash before session 36: per value, a new file in tmp/ (O_EXCL) with an
+ *   file-tmp-rename   Stash with a sidecar file: per value, a new file in tmp/ (O_EXCL) with an
  *                     flock, fstat, write; at the commit, rename into data/a/b/, and a sidecar
  *                     written as <name>.meta.tmp then renamed to <name>.meta; close.
- *   file-xattr        file-tmp-rename with the sidecar's bytes in an extended attribute of the
- *                     value file (fsetxattr on its descriptor) instead of a second file.
- *   file-direct       Stash after session 36: the value file is created at its final name in
+ *   file-xattr        Stash's default: file-tmp-rename with the sidecar's bytes in an extended
+ *                     attribute of the value file (fsetxattr on its descriptor) instead of a
+ *                     second file.
+ *   file-direct       a variant not adopted: the value file is created at its final name in
  *                     data/a/b/ (O_EXCL, flock, fstat, write), the sidecar created at its final
  *                     name too (O_EXCL, write, close) at the commit; no rename.
  *   file-plain        python-diskcache's file: open(O_EXCL) at the final name, write, close;
