@@ -34,7 +34,7 @@ final class MemorySamples: @unchecked Sendable {  // @unchecked: every access ho
 }
 
 /// Samples the resident set on every chunk `base` yields.
-struct SampledBody<Base: AsyncSequence<Data, any Error> & Sendable>: AsyncSequence, Sendable {
+struct SampledBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == Data {
     let base: Base
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
 
