@@ -99,6 +99,10 @@ import Testing
         }
     }
 
+    // Linux only: mounts a tmpfs with Linux's mount(2) and umount2(2) (macOS has neither the calls
+    // nor tmpfs); the injected-fault tests cover the same path everywhere.
+    // `canMountTmpfs` gates the tmpfs tests of BadInputTests and WriteBehindTests too.
+    #if os(Linux)
     static let canMountTmpfs: Bool = {
         guard getuid() == 0 else { return false }
         let probe = FileManager.default.temporaryDirectory.appendingPathComponent("stash-probe-\(UUID().uuidString)")
@@ -153,4 +157,5 @@ import Testing
             #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
         }
     }
+    #endif
 }
