@@ -26,11 +26,11 @@
             ///
             /// It holds a `CGImage`, which is immutable, rather than an `NSImage`, which is mutable
             /// and not `Sendable` before macOS 14. The codec decodes the bitmap when it reads the
-            /// image, so the memory tier holds what is drawn, and its cost is
-            /// ``byteCount``.
-            // @unchecked: the one stored property is a CGImage, an immutable Core Graphics object
-            // that any thread may read (older SDKs do not mark it Sendable).
+            /// image, so the memory tier holds what is drawn, and its cost is ``byteCount``.
             public struct Image: @unchecked Sendable {
+                // @unchecked: the one stored property is a CGImage, an immutable Core Graphics
+                // object that any thread may read (older SDKs do not mark it Sendable).
+
                 /// The bitmap.
                 public let cgImage: CGImage
 

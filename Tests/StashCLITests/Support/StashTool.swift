@@ -18,7 +18,6 @@
             var text: String { String(decoding: output, as: UTF8.self) }
         }
 
-
         /// The `stash` binary.
         static var executable: URL {
             get throws { try BuildProducts.executable("stash") }

@@ -12,7 +12,6 @@ enum Worker {
         get throws { try BuildProducts.executable("StashTestWorker") }
     }
 
-
     /// Starts the worker; `prefix` runs it through another command (such as `setpriv`).
     static func start(_ arguments: [String], prefix: [String] = []) throws -> (Process, FileHandle) {
         let process = Process()
