@@ -1,1 +1,0 @@
-../StashTests/Support/BuildProducts.swift
