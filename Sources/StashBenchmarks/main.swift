@@ -97,7 +97,7 @@ do {
             option("--parts").map { Set($0.split(separator: ",").map(String.init)) } ?? ["hits", "sets", "cache"]
         if parts.contains("hits") {
             // The structures it compares against sit behind `Synchronization.Mutex`.
-            guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else {
+            guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
                 fail("memory-tier's hits compare against Synchronization.Mutex: run them on macOS 15 or newer")
             }
             for line in try workloads.run() { print(line) }

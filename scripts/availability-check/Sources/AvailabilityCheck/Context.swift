@@ -157,7 +157,6 @@ func coversSwift6Releases(_ arguments: AvailabilityArgumentListSyntax) -> Bool {
             {
                 covered.insert(platform)
             }
-        default: break
         }
     }
     return covered.isSuperset(of: swift6Releases.keys)

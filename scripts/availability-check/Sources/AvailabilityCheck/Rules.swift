@@ -173,7 +173,9 @@ final class Checker: SyntaxVisitor {
 
     override func visit(_ node: StringLiteralExprSyntax) -> SyntaxVisitorContinueKind {
         guard let first = node.segments.first?.as(StringSegmentSyntax.self)?.content.text else { return .visitChildren }
-        if first.hasPrefix("/proc/") || first == "/proc" || first.hasPrefix("/sys/fs/cgroup"), onApple(Syntax(node)) {
+        if first.hasPrefix("/proc/") || first == "/proc" || first.hasPrefix("/sys/fs/cgroup"), !isAppended(node),
+            onApple(Syntax(node))
+        {
             report(node, Rule.linuxOnly,
                 "\"\(first)…\" is a Linux path: read it under #if os(Linux) (and mark a test that needs it Linux-only)")
         }
@@ -196,7 +198,12 @@ final class Checker: SyntaxVisitor {
         if synchronizationTypes.contains(name), importsSynchronizationOnApple, !declaredNames.contains(name) {
             requireSwift6(node, "Synchronization.\(name)")
         }
-        if let what = linuxOnlySymbols[name], !declaredNames.contains(name), onApple(Syntax(node)) {
+        // A lowercase name is a function (`mount` may as well be a variable): only a call counts.
+        let isCall = node.parent?.as(FunctionCallExprSyntax.self)?.calledExpression.id == node.id
+        let isFunctionName = name.first?.isLowercase == true && !name.hasSuffix("_t") && name != "statx"
+        if let what = linuxOnlySymbols[name], !declaredNames.contains(name), isCall || !isFunctionName,
+            onApple(Syntax(node))
+        {
             report(node, Rule.linuxOnly, "\(name): \(what), where an Apple build sees it; put it under #if os(Linux)")
         }
         if appleOnlySymbols.contains(name) || appleOnlyPrefixes.contains(where: name.hasPrefix), !declaredNames.contains(name),
@@ -204,6 +211,18 @@ final class Checker: SyntaxVisitor {
         {
             report(node, Rule.appleOnly, "\(name) is Apple-only, where a Linux build sees it; put it under #if canImport(...)")
         }
+    }
+
+    /// Whether a string is the right operand of `+` (`root + "/proc/meminfo"`): a path under
+    /// another directory, such as a test's stand-in for `/`.
+    private func isAppended(_ node: StringLiteralExprSyntax) -> Bool {
+        guard let list = node.parent?.as(ExprListSyntax.self) else { return false }
+        var previous: ExprSyntax?
+        for element in list {
+            if element.id == node.id { break }
+            previous = element
+        }
+        return previous?.as(BinaryOperatorExprSyntax.self)?.operator.text == "+"
     }
 
     private func isIsolationCall(_ member: MemberAccessExprSyntax) -> Bool {
