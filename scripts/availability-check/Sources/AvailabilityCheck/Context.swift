@@ -24,8 +24,10 @@ struct Reach {
 /// Platform names of `os(...)`.
 let applePlatformNames: Set<String> = ["macOS", "OSX", "iOS", "tvOS", "watchOS", "visionOS", "xrOS"]
 
-/// Modules that only Apple's SDKs have; `canImport` of one is true on Apple platforms only. The
-/// second set holds those that every Apple platform has.
+/// Modules that only Apple's SDKs have.
+///
+/// `canImport` of one is true on Apple platforms only; `everyAppleModule` holds those that every
+/// Apple platform has.
 let appleModules: Set<String> = [
     "Darwin", "ObjectiveC", "os", "OSLog", "UIKit", "AppKit", "CoreGraphics", "ImageIO", "AVFoundation",
     "AVKit", "SwiftUI", "UniformTypeIdentifiers", "Combine", "Network", "CryptoKit", "Security", "CoreImage",
@@ -170,7 +172,8 @@ func isInSwift6Scope(_ node: some SyntaxProtocol) -> Bool {
     while let parent = current.parent {
         if let declaration = current.asProtocol(WithAttributesSyntax.self),
             declaration.attributes.contains(where: { element in
-                guard case .attribute(let attribute) = element, attribute.attributeName.trimmedDescription == "available",
+                guard case .attribute(let attribute) = element,
+                    attribute.attributeName.trimmedDescription == "available",
                     case .availability(let arguments) = attribute.arguments
                 else { return false }
                 return coversSwift6Releases(arguments)

@@ -24,19 +24,25 @@ func checkManifest(_ tree: SourceFileSyntax, path: String) -> [Finding] {
             if argument.label?.text == "providers",
                 argument.expression.tokens(viewMode: .sourceAccurate).contains(where: { $0.text == "brew" })
             {
-                report(argument, "CSQLite names a Homebrew provider: on a Mac that has it, SwiftPM links Homebrew's "
-                    + "macOS-only libsqlite3 and an iOS build fails; Apple builds use the SDK's")
+                report(
+                    argument,
+                    "CSQLite names a Homebrew provider: on a Mac that has it, SwiftPM links Homebrew's "
+                        + "macOS-only libsqlite3 and an iOS build fails; Apple builds use the SDK's")
             }
             guard argument.label?.text == "pkgConfig" else { continue }
             if argument.expression.is(StringLiteralExprSyntax.self) {
-                report(argument, "CSQLite's pkgConfig applies on every host: on a Mac it finds Homebrew's sqlite3.pc; "
-                    + "give it only where the manifest is evaluated on Linux (#if os(Linux))")
+                report(
+                    argument,
+                    "CSQLite's pkgConfig applies on every host: on a Mac it finds Homebrew's sqlite3.pc; "
+                        + "give it only where the manifest is evaluated on Linux (#if os(Linux))")
             } else if let name = argument.expression.as(DeclReferenceExprSyntax.self)?.baseName.text {
                 for binding in variables.found where binding.pattern.trimmedDescription == name {
                     let value = binding.initializer?.value
                     if value?.is(StringLiteralExprSyntax.self) == true, platforms(of: binding).contains(.apple) {
-                        report(binding, "CSQLite's pkgConfig (\(name)) is set where a Mac evaluates the manifest: "
-                            + "set it under #if os(Linux) only")
+                        report(
+                            binding,
+                            "CSQLite's pkgConfig (\(name)) is set where a Mac evaluates the manifest: "
+                                + "set it under #if os(Linux) only")
                     }
                 }
             }

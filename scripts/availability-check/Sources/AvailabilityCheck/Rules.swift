@@ -95,8 +95,11 @@ final class Checker: SyntaxVisitor {
     /// or inside code limited to the Swift 6 releases.
     func requireSwift6(_ node: some SyntaxProtocol, _ message: String) {
         guard onApple(Syntax(node)), !isInSwift6Scope(node) else { return }
-        report(node, Rule.swift6, message + ": needs macOS 15 / iOS 18; put it under @available or #available "
-            + "for \(swift6Releases.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), or use an older API")
+        report(
+            node, Rule.swift6,
+            message + ": needs macOS 15 / iOS 18; put it under @available or #available "
+                + "for \(swift6Releases.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), or use an older API"
+        )
     }
 
     override func visit(_ node: ImportDeclSyntax) -> SyntaxVisitorContinueKind {
@@ -105,7 +108,9 @@ final class Checker: SyntaxVisitor {
             report(node, Rule.linuxOnly, "import Glibc where an Apple build sees it: put it under #if canImport(Glibc)")
         }
         if appleModules.contains(module), onLinux(Syntax(node)) {
-            report(node, Rule.appleOnly, "import \(module) where a Linux build sees it: put it under #if canImport(\(module))")
+            report(
+                node, Rule.appleOnly,
+                "import \(module) where a Linux build sees it: put it under #if canImport(\(module))")
         }
         return .skipChildren
     }
@@ -117,7 +122,8 @@ final class Checker: SyntaxVisitor {
         }
         check(name: name, node)
         if name == "NSImage", isHeldValue(node) {
-            report(node, Rule.notSendable,
+            report(
+                node, Rule.notSendable,
                 "NSImage as a value that a cache or codec holds: NSImage is not Sendable on macOS 13 (Cache and "
                     + "ValueLoader need Sendable values); hold a CGImage or bytes instead")
         }
@@ -144,14 +150,18 @@ final class Checker: SyntaxVisitor {
         // `x.mount` is the member of something else; `mount(...)` and `MNT_DETACH` are the C names.
         if let member = node.parent?.as(MemberAccessExprSyntax.self), member.declName.id == node.id {
             if member.base?.as(DeclReferenceExprSyntax.self)?.baseName.text == "Glibc", onApple(Syntax(node)) {
-                report(member, Rule.linuxOnly, "\(member.trimmedDescription) is glibc's: put it under #if canImport(Glibc)")
+                report(
+                    member, Rule.linuxOnly, "\(member.trimmedDescription) is glibc's: put it under #if canImport(Glibc)"
+                )
             }
             if node.baseName.text == "rawValue",
                 ["SOCK_STREAM", "SOCK_DGRAM", "SOCK_SEQPACKET"].contains(
                     member.base?.as(DeclReferenceExprSyntax.self)?.baseName.text ?? ""),
                 onApple(Syntax(node))
             {
-                report(member, Rule.linuxOnly, "\(member.trimmedDescription): glibc's socket types are enums, Darwin's Int32")
+                report(
+                    member, Rule.linuxOnly,
+                    "\(member.trimmedDescription): glibc's socket types are enums, Darwin's Int32")
             }
             if node.baseName.text == "makeMemoryPressureSource", onLinux(Syntax(node)) {
                 report(member, Rule.appleOnly, "DispatchSource.makeMemoryPressureSource does not exist on Linux")
@@ -165,7 +175,8 @@ final class Checker: SyntaxVisitor {
         if node.baseName.text == "fsync", node.parent?.is(FunctionCallExprSyntax.self) == true, onApple(Syntax(node)),
             !enclosingFunctionMentions(node, "F_FULLFSYNC")
         {
-            report(node, Rule.durability,
+            report(
+                node, Rule.durability,
                 "fsync alone on Apple platforms leaves the data in the drive's cache: try fcntl(fd, F_FULLFSYNC) first")
         }
         return .visitChildren
@@ -176,7 +187,8 @@ final class Checker: SyntaxVisitor {
         if first.hasPrefix("/proc/") || first == "/proc" || first.hasPrefix("/sys/fs/cgroup"), !isAppended(node),
             onApple(Syntax(node))
         {
-            report(node, Rule.linuxOnly,
+            report(
+                node, Rule.linuxOnly,
                 "\"\(first)…\" is a Linux path: read it under #if os(Linux) (and mark a test that needs it Linux-only)")
         }
         return .visitChildren
@@ -186,9 +198,11 @@ final class Checker: SyntaxVisitor {
         if isTest, node.calledExpression.trimmedDescription == "CommandLine.arguments",
             node.arguments.first?.expression.trimmedDescription == "0", onApple(Syntax(node))
         {
-            report(node, Rule.linuxOnly,
+            report(
+                node, Rule.linuxOnly,
                 "CommandLine.arguments[0] in a test names the test runner on Apple platforms (the tests run in an "
-                    + ".xctest bundle): find the products directory through the bundle (Tests/StashTests/Support/BuildProducts.swift)")
+                    + ".xctest bundle): find the products directory through the bundle (Tests/StashTests/Support/BuildProducts.swift)"
+            )
         }
         return .visitChildren
     }
@@ -206,10 +220,13 @@ final class Checker: SyntaxVisitor {
         {
             report(node, Rule.linuxOnly, "\(name): \(what), where an Apple build sees it; put it under #if os(Linux)")
         }
-        if appleOnlySymbols.contains(name) || appleOnlyPrefixes.contains(where: name.hasPrefix), !declaredNames.contains(name),
+        if appleOnlySymbols.contains(name) || appleOnlyPrefixes.contains(where: name.hasPrefix),
+            !declaredNames.contains(name),
             onLinux(Syntax(node))
         {
-            report(node, Rule.appleOnly, "\(name) is Apple-only, where a Linux build sees it; put it under #if canImport(...)")
+            report(
+                node, Rule.appleOnly,
+                "\(name) is Apple-only, where a Linux build sees it; put it under #if canImport(...)")
         }
     }
 
@@ -246,7 +263,9 @@ final class Checker: SyntaxVisitor {
     private func enclosingFunctionMentions(_ node: some SyntaxProtocol, _ name: String) -> Bool {
         var current = Syntax(node)
         while let parent = current.parent {
-            if parent.is(FunctionDeclSyntax.self) || parent.is(ClosureExprSyntax.self) || parent.is(AccessorDeclSyntax.self) {
+            if parent.is(FunctionDeclSyntax.self) || parent.is(ClosureExprSyntax.self)
+                || parent.is(AccessorDeclSyntax.self)
+            {
                 return parent.tokens(viewMode: .sourceAccurate).contains { $0.text == name }
             }
             current = parent
