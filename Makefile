@@ -1,7 +1,7 @@
 # The two set-up commands a newcomer needs (see README): `make demo` and `make test`.
 # Both build with every package trait (the tool, the server products, the benchmarks): an app that depends
 # on Stash builds none of them, see Package.swift.
-.PHONY: deps demo test lint app-graph
+.PHONY: deps demo test lint app-graph apple-platforms
 
 deps:
 	@scripts/install-deps
@@ -16,6 +16,10 @@ test: deps
 # Fails when an app that depends on Stash + StashHTTP resolves more than swift-log.
 app-graph:
 	scripts/check-app-graph
+
+# Fails on code that breaks an Apple build although Linux compiles it (see README, "Apple platforms").
+apple-platforms:
+	scripts/check-apple-platforms
 
 lint:
 	swift format lint --strict --recursive Sources Tests

@@ -18,6 +18,14 @@ func product(_ name: String, _ package: String, when traits: Set<String>) -> Tar
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
+// The manifest is evaluated on the host, and only a Linux host builds for Linux: a Mac that builds for
+// macOS or iOS leaves pkg-config out (see CSQLite below).
+#if os(Linux)
+    let sqlitePkgConfig: String? = "sqlite3"
+#else
+    let sqlitePkgConfig: String? = nil
+#endif
+
 let package = Package(
     name: "Stash",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -69,11 +77,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
-        ),
+        // SQLite: the module map links libsqlite3. On Apple platforms that is the SDK's (its header and
+        // its library, right for every platform an app builds for): no pkg-config and no Homebrew,
+        // whose macOS-only dylib would break an iOS build. On Linux, pkg-config finds the distribution's.
+        .systemLibrary(name: "CSQLite", pkgConfig: sqlitePkgConfig, providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CStashVFS", dependencies: ["CSQLite"]),
         .target(name: "Stash", dependencies: ["CSQLite", "CStashVFS"], swiftSettings: strict),
         .target(

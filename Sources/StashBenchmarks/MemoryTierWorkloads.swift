@@ -40,6 +40,8 @@ struct MemoryTierWorkloads {
 
     func wants(_ name: String) -> Bool { only?.contains(name) ?? true }
 
+    /// Needs `Synchronization.Mutex` for the structures it compares against (macOS 15 / iOS 18).
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     func run() throws -> [String] {
         let values = makeValues()
         let keys = makeKeys(count: hits, range: entries, seed: 33)
@@ -171,6 +173,7 @@ extension HitTarget {
 
 /// The machine's ceiling for the thread rows: each thread hits a `Mutex<[Int: Data]>` and values
 /// of its own, so that the threads share nothing but the cores' caches and memory bandwidth.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class PrivateDictionaries: HitTarget {
     let dictionaries: [MutexDictionary]
 
@@ -192,6 +195,7 @@ extension MemoryCache: HitTarget where Key == Int, Value == Data {
 }
 
 /// The floor: a dictionary behind `Synchronization.Mutex`.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class MutexDictionary: HitTarget {
     let storage = Mutex<[Int: Data]>([:])
 
@@ -201,6 +205,7 @@ final class MutexDictionary: HitTarget {
 }
 
 /// A textbook LRU: a dictionary of class nodes threaded on a doubly-linked list, one lock.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class TextbookLRU: HitTarget {
     final class Node {
         let key: Int
@@ -269,4 +274,5 @@ final class TextbookLRU: HitTarget {
 }
 
 // @unchecked: every field is only touched under the mutex.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 extension TextbookLRU.Node: @unchecked Sendable {}

@@ -58,8 +58,8 @@
         ///   throws, or `StashError.Code.transport` when the database failed; nothing is stored then.
         /// - Complexity: One transaction of 5 + *c* statements for *c* chunks, plus a trim; memory
         ///   O(``Configuration/chunkSize``).
-        public func store<Body: AsyncSequence<Data, any Error> & Sendable>(_ head: SharedEntryHead, body: Body)
-            async throws
+        public func store<Body: AsyncSequence & Sendable>(_ head: SharedEntryHead, body: Body)
+            async throws where Body.Element == Data
         {
             try Self.validate(key: head.key)
             guard head.size <= configuration.sizeLimit.bytes else { throw tooLarge(head.key, size: head.size) }
@@ -159,9 +159,9 @@
             return nil
         }
 
-        private func insertStreaming<Body: AsyncSequence<Data, any Error> & Sendable>(
+        private func insertStreaming<Body: AsyncSequence & Sendable>(
             _ head: SharedEntryHead, body: Body
-        ) async throws {
+        ) async throws where Body.Element == Data {
             let table = configuration.table
             let chunks = table + "_chunks"
             let timeout = configuration.operationTimeout

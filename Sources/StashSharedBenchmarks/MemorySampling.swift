@@ -7,10 +7,12 @@ import Stash
 
 /// A field of /proc/self/status in KiB, or 0 off Linux.
 func residentKB(_ field: String) -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
-    }
+    #if os(Linux)
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
+        }
+    #endif
     return 0
 }
 
@@ -34,7 +36,7 @@ final class MemorySamples: @unchecked Sendable {  // @unchecked: every access ho
 }
 
 /// Samples the resident set on every chunk `base` yields.
-struct SampledBody<Base: AsyncSequence<Data, any Error> & Sendable>: AsyncSequence, Sendable {
+struct SampledBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == Data {
     let base: Base
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
 

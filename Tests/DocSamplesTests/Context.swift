@@ -34,6 +34,26 @@
     /// A two-tier cache of photos that a sample uses as if the app had opened it.
     var photos: Cache<Photo> { fatalError("The documentation's samples are compiled, not run.") }
 
+    #if canImport(UIKit)
+        import UIKit
+
+        // The iOS article's (CachingPhotosInAnIOSApp.md): the store its first sample defines, which the
+        // samples after it use as the app's, and the gallery's photos.
+
+        /// The app's photo store, declared as the article's first sample declares it.
+        @MainActor final class PhotoStore {
+            let loader: ResourceLoader
+            let images: ValueLoader<UIImage>
+
+            init() throws { fatalError("The documentation's samples are compiled, not run.") }
+        }
+
+        /// The store that a sample uses as if the app had made it.
+        @MainActor var store: PhotoStore { fatalError("The documentation's samples are compiled, not run.") }
+        /// The gallery's photos, one per item.
+        let photoURLs = [photoURL]
+    #endif
+
     @Test func theSamplesCompile() {
         // Compiling this target is the test; this names one sample so that the target is never empty.
         _ = sampleGettingStarted1

@@ -21,10 +21,13 @@ import StashHTTP
 
 /// A `/proc/self/status` field in kB (Linux only; 0 elsewhere).
 func status(_ field: String) -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) ?? 0
-    }
+    #if os(Linux)
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
+                ?? 0
+        }
+    #endif
     return 0
 }
 

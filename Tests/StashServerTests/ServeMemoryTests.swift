@@ -1,4 +1,5 @@
-#if Serve
+// Linux only: the proxy's resident memory is read from /proc/PID/status.
+#if Serve && os(Linux)
     import Foundation
     import Testing
 

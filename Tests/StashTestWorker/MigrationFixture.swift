@@ -1,6 +1,5 @@
 import Foundation
 import Stash
-import Synchronization
 
 /// The settings the migration fixture was written with, which the migration test opens it with.
 enum MigrationFixture {
@@ -17,7 +16,7 @@ enum MigrationFixture {
 ///
 /// Every value is `generate(size, seed)`, so a reader can check it without a copy.
 func writeMigrationFixture(into directory: URL) throws {
-    let ticks = Mutex(0.0)
+    let ticks = LockedValue(0.0)
     let clock: @Sendable () -> Date = {
         ticks.withLock { tick in
             tick += 0.25

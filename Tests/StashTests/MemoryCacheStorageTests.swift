@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import Stash
@@ -19,7 +18,7 @@ import Testing
     }
 
     final class Counter: Sendable {
-        private let value = Mutex(0)
+        private let value = LockedValue(0)
         func add(_ delta: Int) { value.withLock { $0 += delta } }
         var count: Int { value.withLock { $0 } }
     }

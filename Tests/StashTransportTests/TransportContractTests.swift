@@ -200,10 +200,14 @@
         /// elsewhere 16 MB stands in for them.
         private static let bodyLargerThanSocketBuffers: Int = {
             func largest(_ name: String) -> Int? {
-                guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/\(name)", encoding: .utf8) else {
+                #if os(Linux)
+                    guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/\(name)", encoding: .utf8) else {
+                        return nil
+                    }
+                    return text.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) }
+                #else
                     return nil
-                }
-                return text.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) }
+                #endif
             }
             let buffers = (largest("tcp_wmem") ?? 8_000_000) + (largest("tcp_rmem") ?? 8_000_000)
             return 2 * buffers + 2_000_000

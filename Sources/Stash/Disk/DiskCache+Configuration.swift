@@ -10,7 +10,8 @@ extension DiskCache {
         /// ``Configuration/verifiesChecksums`` to also catch zero-filled blocks).
         case fast
         /// `fsync` of the value file and its directory before the index commits, and SQLite's
-        /// `synchronous = FULL`. Every `store` that returned survives a power loss: under
+        /// `synchronous = FULL`; on Apple platforms `F_FULLFSYNC` for both, which also empties the
+        /// drive's cache. Every `store` that returned survives a power loss: under
         /// ``WriteMode/writeBehind`` too, each store commits before it returns.
         case durable
     }

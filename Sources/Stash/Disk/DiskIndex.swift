@@ -523,6 +523,11 @@ final class DiskIndex: @unchecked Sendable {
             PRAGMA cache_size = -2048;
             PRAGMA cache_spill = 4096;
             """)
+        #if canImport(Darwin)
+            // On Apple platforms SQLite's fsync leaves a commit in the drive's cache, which a power loss
+            // empties: a durable index flushes it with F_FULLFSYNC, as POSIXFile.sync flushes value files.
+            if durability == .durable { try db.execute("PRAGMA fullfsync = ON; PRAGMA checkpoint_fullfsync = ON") }
+        #endif
         let hasSketchTable = try db.first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sketch'") {
             $0.int(0) == 1
         }

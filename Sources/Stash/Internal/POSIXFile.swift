@@ -70,7 +70,15 @@ enum POSIXFile {
         }
     }
 
+    /// Flushes the file's data and metadata to stable storage.
+    ///
+    /// On Apple platforms `fsync` only hands the data to the drive, whose cache can still lose it
+    /// on power loss; `F_FULLFSYNC` makes the drive write its cache out too. A file system that
+    /// does not support it (some network and FUSE ones) gets `fsync`, the most it offers.
     static func sync(_ fd: Int32, path: String) throws(POSIXErrorCode) {
+        #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) != -1 { return }
+        #endif
         if fsync(fd) != 0 { throw error("fsync \(path)") }
     }
 

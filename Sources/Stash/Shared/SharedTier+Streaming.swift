@@ -108,8 +108,8 @@ extension SharedTier {
     ///   shorter than `head.size` (nothing is stored), what `body` throws, and what
     ///   ``store(_:)`` throws.
     /// - Complexity: As ``store(_:)``.
-    public func store<Body: AsyncSequence<Data, any Error> & Sendable>(_ head: SharedEntryHead, body: Body)
-        async throws
+    public func store<Body: AsyncSequence & Sendable>(_ head: SharedEntryHead, body: Body)
+        async throws where Body.Element == Data
     {
         var data = Data()
         data.reserveCapacity(head.size)

@@ -90,7 +90,8 @@ public protocol SharedTier: Sendable {
     ///   not `head.size`, what `body` throws, and what ``store(_:)`` throws; nothing is stored.
     /// - Complexity: One round trip per chunk, plus O(*n*) in the body's length; memory
     ///   O(chunk) in implementations that stream.
-    func store<Body: AsyncSequence<Data, any Error> & Sendable>(_ head: SharedEntryHead, body: Body) async throws
+    func store<Body: AsyncSequence & Sendable>(_ head: SharedEntryHead, body: Body) async throws
+    where Body.Element == Data
 
     /// Takes a fleet-wide lock on `key` before an instance fetches it from the origin, so that
     /// the other instances that miss it at the same time wait for its write instead of fetching

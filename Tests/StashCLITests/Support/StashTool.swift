@@ -18,26 +18,9 @@
             var text: String { String(decoding: output, as: UTF8.self) }
         }
 
-        struct NotFound: Error, CustomStringConvertible { var description: String }
-
         /// The `stash` binary.
         static var executable: URL {
-            get throws {
-                var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                    .deletingLastPathComponent()
-                for _ in 0..<5 {
-                    let candidate = directory.appendingPathComponent("stash")
-                    var isDirectory: ObjCBool = false
-                    if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
-                        !isDirectory.boolValue,
-                        FileManager.default.isExecutableFile(atPath: candidate.path)
-                    {
-                        return candidate
-                    }
-                    directory.deleteLastPathComponent()
-                }
-                throw NotFound(description: "the stash executable was not found near \(CommandLine.arguments[0])")
-            }
+            get throws { try BuildProducts.executable("stash") }
         }
 
         /// Runs `stash arguments…` to completion without blocking a thread of the cooperative pool.

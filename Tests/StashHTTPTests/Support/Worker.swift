@@ -6,19 +6,9 @@ import Foundation
 /// Shared through symbolic links by StashHTTPTests, StashTransportTests, StashMetricsTests and
 /// StashPostgresTests.
 enum Worker {
-    struct WorkerError: Error { var message: String }
 
     static var executable: URL {
-        get throws {
-            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                .deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent(executableName)
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory.deleteLastPathComponent()
-            }
-            throw WorkerError(message: "\(executableName) not found near \(CommandLine.arguments[0])")
-        }
+        get throws { try BuildProducts.executable(executableName) }
     }
 
     /// Runs the worker to completion off the cooperative thread pool (a test's server needs

@@ -27,16 +27,7 @@
 
         /// The built `stash` binary, next to the test bundle.
         static var executable: URL {
-            get throws {
-                var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                    .deletingLastPathComponent()
-                for _ in 0..<5 {
-                    let candidate = directory.appendingPathComponent("stash")
-                    if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                    directory.deleteLastPathComponent()
-                }
-                throw Failure(description: "the stash executable was not found near \(CommandLine.arguments[0])")
-            }
+            get throws { try BuildProducts.executable("stash") }
         }
 
         /// Starts `stash serve ARGUMENTS --listen 127.0.0.1:0` and waits for its "listening on" line.

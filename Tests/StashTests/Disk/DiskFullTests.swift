@@ -99,58 +99,64 @@ import Testing
         }
     }
 
-    static let canMountTmpfs: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("stash-probe-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
-            return false
-        }
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard mount("tmpfs", probe.path, "tmpfs", 0, "size=64k") == 0 else { return false }
-        umount(probe.path)
-        return true
-    }()
+    // Linux only: mounts a tmpfs with Linux's mount(2) and umount2(2) (macOS has neither the calls
+    // nor tmpfs); the injected-fault tests cover the same path everywhere.
+    // `canMountTmpfs` gates the tmpfs tests of BadInputTests and WriteBehindTests too.
+    #if os(Linux)
+        static let canMountTmpfs: Bool = {
+            guard getuid() == 0 else { return false }
+            let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "stash-probe-\(UUID().uuidString)")
+            guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
+                return false
+            }
+            defer { try? FileManager.default.removeItem(at: probe) }
+            guard mount("tmpfs", probe.path, "tmpfs", 0, "size=64k") == 0 else { return false }
+            umount(probe.path)
+            return true
+        }()
 
-    @Test(
-        .enabled(
-            if: canMountTmpfs,
-            "mounting a 3 MB tmpfs needs root (or CAP_SYS_ADMIN); the fault-injection tests cover the path"))
-    func aRealFullTmpfsShrinksTheCacheAndOnlyFailsWhenPinnedDataFillsIt() throws {
-        try withTemporaryDirectory { parent in
-            let mountPoint = parent.appendingPathComponent("small")
-            try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-            try #require(mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=3m") == 0)
-            defer { umount2(mountPoint.path, Int32(MNT_DETACH)) }
-            let dir = mountPoint.appendingPathComponent("cache")
-            let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(10))
-            defer { cache.close() }
-            try cache.store(pattern(300_000, seed: 1000), forKey: "pinned-0", pinned: true)
-            for i in 0..<30 {
-                try cache.store(pattern(200_000, seed: UInt64(i)), forKey: "k\(i)")
-                #expect(try cache.data(forKey: "k\(i)") == pattern(200_000, seed: UInt64(i)))
-            }
-            #expect(cache.statistics.diskFullRetries >= 1)
-            #expect(cache.effectiveSizeLimit < .megabytes(3))
-            try cache.flush()  // staged values hold their temporary files until they commit
-            #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
-            // Pinned data cannot be evicted: once it fills the disk, the store fails clearly.
-            var pinned = 1
-            var failure: StashError?
-            while failure == nil && pinned < 20 {
-                do {
-                    try cache.store(
-                        pattern(300_000, seed: 1000 + UInt64(pinned)), forKey: "pinned-\(pinned)", pinned: true)
-                    pinned += 1
-                } catch let error as StashError {
-                    failure = error
+        @Test(
+            .enabled(
+                if: canMountTmpfs,
+                "mounting a 3 MB tmpfs needs root (or CAP_SYS_ADMIN); the fault-injection tests cover the path"))
+        func aRealFullTmpfsShrinksTheCacheAndOnlyFailsWhenPinnedDataFillsIt() throws {
+            try withTemporaryDirectory { parent in
+                let mountPoint = parent.appendingPathComponent("small")
+                try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+                try #require(mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=3m") == 0)
+                defer { umount2(mountPoint.path, Int32(MNT_DETACH)) }
+                let dir = mountPoint.appendingPathComponent("cache")
+                let cache = try DiskCache(directory: dir, sizeLimit: .megabytes(10))
+                defer { cache.close() }
+                try cache.store(pattern(300_000, seed: 1000), forKey: "pinned-0", pinned: true)
+                for i in 0..<30 {
+                    try cache.store(pattern(200_000, seed: UInt64(i)), forKey: "k\(i)")
+                    #expect(try cache.data(forKey: "k\(i)") == pattern(200_000, seed: UInt64(i)))
                 }
+                #expect(cache.statistics.diskFullRetries >= 1)
+                #expect(cache.effectiveSizeLimit < .megabytes(3))
+                try cache.flush()  // staged values hold their temporary files until they commit
+                #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
+                // Pinned data cannot be evicted: once it fills the disk, the store fails clearly.
+                var pinned = 1
+                var failure: StashError?
+                while failure == nil && pinned < 20 {
+                    do {
+                        try cache.store(
+                            pattern(300_000, seed: 1000 + UInt64(pinned)), forKey: "pinned-\(pinned)", pinned: true)
+                        pinned += 1
+                    } catch let error as StashError {
+                        failure = error
+                    }
+                }
+                #expect(failure?.code == .diskFull, "\(String(describing: failure))")
+                for i in 0..<pinned {
+                    #expect(try cache.data(forKey: "pinned-\(i)") == pattern(300_000, seed: 1000 + UInt64(i)))
+                }
+                #expect(try cache.totalSize == cache.pinnedSize)
+                #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
             }
-            #expect(failure?.code == .diskFull, "\(String(describing: failure))")
-            for i in 0..<pinned {
-                #expect(try cache.data(forKey: "pinned-\(i)") == pattern(300_000, seed: 1000 + UInt64(i)))
-            }
-            #expect(try cache.totalSize == cache.pinnedSize)
-            #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
         }
-    }
+    #endif
 }

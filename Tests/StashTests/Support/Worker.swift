@@ -9,19 +9,8 @@ import Foundation
 /// Runs the `StashTestWorker` executable, built next to the test bundle, as a child process.
 enum Worker {
     static var executable: URL {
-        get throws {
-            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-                .deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("StashTestWorker")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory.deleteLastPathComponent()
-            }
-            throw WorkerError(message: "StashTestWorker not found near \(CommandLine.arguments[0])")
-        }
+        get throws { try BuildProducts.executable("StashTestWorker") }
     }
-
-    struct WorkerError: Error { var message: String }
 
     /// Starts the worker; `prefix` runs it through another command (such as `setpriv`).
     static func start(_ arguments: [String], prefix: [String] = []) throws -> (Process, FileHandle) {
