@@ -8,9 +8,11 @@
         import Darwin
     #endif
 
-    /// `-o PATH`: standard output, devices, FIFOs and links written in place or through, only new
-    /// and regular files replaced (atomically), and refusals that change nothing. Devices are
-    /// private nodes made with mknod(2) in the test's directory, never the machine's `/dev/null`.
+    /// `-o PATH` writes what it may and replaces only what it owns.
+    ///
+    /// Standard output, devices, FIFOs and links are written in place or through, only new and
+    /// regular files are replaced (atomically), and refusals change nothing. Devices are private
+    /// nodes made with mknod(2) in the test's directory, never the machine's `/dev/null`.
     @Suite struct OutputFileTests {
         private static func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
             Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
@@ -140,11 +142,30 @@
                 // Killed by SIGPIPE, the status would be the signal's number (13).
                 #expect(result.status == 74)
                 #expect(result.output.isEmpty)
-                #expect(result.error.hasPrefix("stash: Cannot write 'k' to a FIFO at \(fifo.path): its reader closed it after "))
+                #expect(
+                    result.error.hasPrefix(
+                        "stash: Cannot write 'k' to a FIFO at \(fifo.path): its reader closed it after "))
                 #expect(result.error.hasSuffix(" of 4000000 bytes. Keep the reader open until stash exits.\n"))
                 #expect(FileNodes.type(fifo) == S_IFIFO)
             }
         }
+
+        #if canImport(Glibc)
+            @Test func aSocketIsConnectedToAndWrittenAndStaysASocket() async throws {
+                try await withTemporaryDirectory { root in
+                    let value = Self.bytes(500_000)
+                    let dir = try await Self.cache(in: root, holding: value)
+                    let path = root.appendingPathComponent("socket")
+                    let reader = try SocketReader(path)
+
+                    let result = try await Self.get(path.path, from: dir)
+                    #expect(await reader.finish() == value)
+                    #expect(result.status == 0, "\(result.error)")
+                    #expect(result.text == "wrote 'k' (500.0 KB) to \(path.path)\n")
+                    #expect(FileNodes.type(path) == S_IFSOCK)
+                }
+            }
+        #endif
 
         @Test func aLinkIsWrittenThroughToItsTargetAndStaysALink() async throws {
             try await withTemporaryDirectory { root in
@@ -195,7 +216,8 @@
                         == "stash: Cannot write 'k' to \(link.path): it is a symbolic link to missing.bin, which does not exist (stash writes through a link only to an existing file). Create the target or remove the link.\n"
                 )
                 #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "missing.bin")
-                #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == ["cache", "dangling"])
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == ["cache", "dangling"])
             }
         }
 
@@ -273,7 +295,8 @@
                 try #require(chmod(readOnly.path, 0o644) == 0)
                 let before = try #require(FileNodes.inodeAndMode(readOnly))
 
-                let intoClosed = try await Self.get(closed.appendingPathComponent("out.bin").path, from: dir, prefix: nobody)
+                let intoClosed = try await Self.get(
+                    closed.appendingPathComponent("out.bin").path, from: dir, prefix: nobody)
                 #expect(intoClosed.status == 74)
                 #expect(
                     intoClosed.error
@@ -296,8 +319,10 @@
             }
         }
 
-        /// What the issue found: as another user `-o /dev/null` failed, as root it replaced the device.
-        /// Here the same writes as nobody, into a world-writable FIFO and device node.
+        /// An unprivileged user writes where it may, with no rename over a node it cannot own.
+        ///
+        /// As another user `-o /dev/null` used to fail, as root it replaced the device: here the
+        /// same writes as nobody, into a world-writable FIFO and device node.
         @Test(.enabled(if: FileNodes.asNobody != nil, "needs root and setpriv to run stash as nobody"))
         func anUnprivilegedUserWritesIntoDevicesFIFOsAndStandardOutput() async throws {
             let nobody = try #require(FileNodes.asNobody)

@@ -100,7 +100,9 @@
         /// What the path names now, or the error that says why it cannot be written.
         func destination() throws -> Destination {
             if path == "-" { return .standardOutput }
-            guard !path.isEmpty else { throw fail("the path is empty", remedy: "give a file's path, or - for standard output") }
+            guard !path.isEmpty else {
+                throw fail("the path is empty", remedy: "give a file's path, or - for standard output")
+            }
             var link = stat()
             guard lstat(path, &link) == 0 else {
                 let error = errno
@@ -154,7 +156,8 @@
                 let error = errno
                 if error == ENOENT {
                     throw fail(
-                        "the directory \(parent) does not exist", remedy: "create it (mkdir -p \(parent)) or choose another path")
+                        "the directory \(parent) does not exist",
+                        remedy: "create it (mkdir -p \(parent)) or choose another path")
                 }
                 throw fail(errno: error, at: parent)
             }
@@ -180,7 +183,12 @@
         /// created or renamed.
         private func writeInPlace(_ data: Data, kind: Kind) throws {
             // Opening a FIFO blocks until a reader opens it, as `cat > FIFO` does.
-            let descriptor = kind == .socket ? try connectToSocket() : open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            let descriptor: Int32
+            if kind == .socket {
+                descriptor = try connectToSocket()
+            } else {
+                descriptor = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            }
             guard descriptor >= 0 else { throw fail(errno: errno, at: path) }
             var closed = false
             defer { if !closed { close(descriptor) } }
@@ -273,23 +281,23 @@
                 _ = fcntl(descriptor, F_SETNOSIGPIPE, 1)
                 try body()
             #else
-            var pipeSignal = sigset_t()
-            sigemptyset(&pipeSignal)
-            sigaddset(&pipeSignal, SIGPIPE)
-            var previous = sigset_t()
-            pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
-            var pending = sigset_t()
-            sigpending(&pending)
-            let wasPending = sigismember(&pending, SIGPIPE) == 1
-            defer {
+                var pipeSignal = sigset_t()
+                sigemptyset(&pipeSignal)
+                sigaddset(&pipeSignal, SIGPIPE)
+                var previous = sigset_t()
+                pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+                var pending = sigset_t()
                 sigpending(&pending)
-                if !wasPending, sigismember(&pending, SIGPIPE) == 1 {
-                    var now = timespec(tv_sec: 0, tv_nsec: 0)
-                    _ = sigtimedwait(&pipeSignal, nil, &now)
+                let wasPending = sigismember(&pending, SIGPIPE) == 1
+                defer {
+                    sigpending(&pending)
+                    if !wasPending, sigismember(&pending, SIGPIPE) == 1 {
+                        var now = timespec(tv_sec: 0, tv_nsec: 0)
+                        _ = sigtimedwait(&pipeSignal, nil, &now)
+                    }
+                    pthread_sigmask(SIG_SETMASK, &previous, nil)
                 }
-                pthread_sigmask(SIG_SETMASK, &previous, nil)
-            }
-            try body()
+                try body()
             #endif
         }
 
@@ -309,7 +317,9 @@
             do {
                 defer { close(descriptor) }
                 if let existing {
-                    guard fchmod(descriptor, existing.mode & 0o777) == 0 else { throw fail(errno: errno, at: temporary) }
+                    guard fchmod(descriptor, existing.mode & 0o777) == 0 else {
+                        throw fail(errno: errno, at: temporary)
+                    }
                     // Root keeps the replaced file's owner, as `cp` over it would. A refusal (a file
                     // system without owners) leaves the new file root's, which is no reason to fail.
                     if geteuid() == 0 { _ = fchown(descriptor, existing.owner, existing.group) }

@@ -38,7 +38,8 @@
             init(_ call: String) { description = "\(call): \(String(cString: strerror(errno)))" }
         }
 
-        /// A private null device: a node with `/dev/null`'s device number, mode 0666 (root only).
+        /// Makes a private null device: a node with `/dev/null`'s device number, mode 0666 (root only).
+        ///
         /// `/dev/null` itself is only looked at, never written.
         static func makeNullDevice(at url: URL) throws {
             var null = stat()
@@ -98,14 +99,85 @@
             }
         }
 
-        /// What the reader read, once the writer has exited. A reader still waiting in open(2)
-        /// because the writer never opened the FIFO is let through and reads nothing.
+        /// What the reader read, once the writer has exited.
+        ///
+        /// A reader still waiting in open(2) because the writer never opened the FIFO is let through
+        /// and reads nothing.
         func finish() async -> Data {
             // A writer of our own lets a blocked open(2) return; closing it ends the reader's read.
             let keeper = open(path, O_RDWR | O_CLOEXEC)
             await opened.value
             if keeper >= 0 { close(keeper) }
             return await bytes.value
+        }
+    }
+#endif
+#if Tool && canImport(Glibc)
+    /// A Unix-domain stream socket listening at a path, whose one accepted connection is read to the
+    /// end on a thread of its own.
+    final class SocketReader: Sendable {
+        private let path: String
+        private let listener: Int32
+        private let bytes: Task<Data, Never>
+
+        init(_ url: URL) throws {
+            path = url.path
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard listener >= 0 else { throw FileNodes.SystemCallFailed("socket") }
+            guard Self.withAddress(url.path, { bind(listener, $0, $1) }) == 0, Glibc.listen(listener, 4) == 0 else {
+                close(listener)
+                throw FileNodes.SystemCallFailed("bind")
+            }
+            self.listener = listener
+            let (stream, continuation) = AsyncStream<Data>.makeStream()
+            Thread {
+                var data = Data()
+                let connection = accept(listener, nil, nil)
+                if connection >= 0 {
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    while true {
+                        let count = read(connection, &buffer, buffer.count)
+                        if count < 0 && errno == EINTR { continue }
+                        if count <= 0 { break }
+                        data.append(contentsOf: buffer[..<count])
+                    }
+                    close(connection)
+                }
+                continuation.yield(data)
+                continuation.finish()
+            }.start()
+            bytes = Task {
+                var data = Data()
+                for await chunk in stream { data = chunk }
+                return data
+            }
+        }
+
+        /// What the accepted connection carried, once the writer has exited; a reader still waiting
+        /// for a connection gets an empty one of ours.
+        func finish() async -> Data {
+            let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            _ = Self.withAddress(path) { connect(client, $0, $1) }
+            close(client)
+            let data = await bytes.value
+            close(listener)
+            return data
+        }
+
+        private static func withAddress(
+            _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+        ) -> Int32 {
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                buffer.copyBytes(from: bytes.prefix(buffer.count - 1))
+            }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
         }
     }
 #endif
