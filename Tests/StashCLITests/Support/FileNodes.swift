@@ -104,6 +104,8 @@
         /// A reader still waiting in open(2) because the writer never opened the FIFO is let through
         /// and reads nothing.
         func finish() async -> Data {
+            // A writer that replaced the FIFO left the reader blocked on the old one for good: it read nothing.
+            guard FileNodes.type(URL(fileURLWithPath: path)) == S_IFIFO else { return Data() }
             // A writer of our own lets a blocked open(2) return; closing it ends the reader's read.
             let keeper = open(path, O_RDWR | O_CLOEXEC)
             await opened.value
@@ -156,6 +158,8 @@
         /// What the accepted connection carried, once the writer has exited; a reader still waiting
         /// for a connection gets an empty one of ours.
         func finish() async -> Data {
+            // A writer that replaced the socket left the reader waiting on the old one for good.
+            guard FileNodes.type(URL(fileURLWithPath: path)) == S_IFSOCK else { return Data() }
             let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             _ = Self.withAddress(path) { connect(client, $0, $1) }
             close(client)
