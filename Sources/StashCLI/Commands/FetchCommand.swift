@@ -57,7 +57,7 @@
         @Option(
             name: [.customShort("o"), .customLong("output")],
             help: ArgumentHelp(
-                "Also write the body to this file, or - for standard output (the report then goes to standard error); one URL only.",
+                "Also write the body to this file, or - for standard output (the report then goes to standard error); one URL only. A device, FIFO or socket is written in place, a link written through, a regular file replaced atomically.",
                 valueName: "file"))
         var output: String?
 
@@ -103,6 +103,10 @@
             if output != nil && urls.count > 1 {
                 throw ValidationError("-o writes one body: give one URL with it, or fetch the URLs without -o.")
             }
+            if output == "-" && options.json {
+                throw ValidationError(
+                    "--json and -o - would both write to standard output: give -o a file, or drop one of them.")
+            }
             for text in urls { _ = try Self.parse(text) }
             if maxStale < 0 {
                 throw ValidationError(
@@ -124,6 +128,8 @@
         func run() async throws {
             let sharedTier = try await shared.connect()
             defer { sharedTier?.shutdown() }
+            // An output that cannot be written is reported before anything is downloaded.
+            let destination = try output.map { try OutputFile(path: $0, for: "the body of \(urls[0])") }
             try await options.withSession { session in
                 var configuration = ResourceLoader.Configuration(cachePolicy: policy.loaderPolicy)
                 configuration.maximumStaleness = noStale ? nil : .seconds(maxStale)
@@ -134,7 +140,7 @@
                 var failure: CLIError?
                 for text in urls {
                     let url = try Self.parse(text)
-                    let result = await fetch(url, loader: loader, session: session)
+                    let result = await fetch(url, loader: loader, session: session, destination: destination)
                     if let error = result.error {
                         failure = failure ?? error
                         Terminal.printError(error.message)
@@ -150,7 +156,9 @@
             }
         }
 
-        private func fetch(_ url: URL, loader: ResourceLoader, session: CacheSession) async -> (
+        private func fetch(
+            _ url: URL, loader: ResourceLoader, session: CacheSession, destination: OutputFile?
+        ) async -> (
             result: Result, error: CLIError?
         ) {
             let start = ContinuousClock.now
@@ -164,7 +172,17 @@
                 guard let file = response.fileURL else { preconditionFailure("a .file delivery delivered data") }
                 let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
                 let outcome = record(response.source, size: size, in: session)
-                try write(file, key: response.cacheKey)
+                if let destination {
+                    do {
+                        try destination.write(try Data(contentsOf: file, options: .alwaysMapped))
+                    } catch let error as CLIError {
+                        throw error
+                    } catch {
+                        throw CLIError.io(
+                            "Cannot read the cached body of \(url.absoluteString) at \(file.path) (\(error.localizedDescription)): run 'stash verify'."
+                        )
+                    }
+                }
                 return (
                     Result(
                         url: url.absoluteString, key: response.cacheKey, outcome: outcome, size: size,
@@ -238,23 +256,6 @@
                     $0.bytesDownloaded += size
                 }
                 return "downloaded"
-            }
-        }
-
-        /// Copies the cached file to `-o`'s destination, if one was given.
-        private func write(_ file: URL, key: String) throws {
-            guard let output else { return }
-            do {
-                let data = try Data(contentsOf: file, options: .alwaysMapped)
-                if output == "-" {
-                    Terminal.writeOutput(data)
-                } else {
-                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                }
-            } catch {
-                throw CLIError.io(
-                    "Cannot write the body of \(key) to \(output) (\(error.localizedDescription)): check the path and its permissions."
-                )
             }
         }
 

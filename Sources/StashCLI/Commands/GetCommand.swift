@@ -10,7 +10,11 @@
             abstract: "Write the value stored under a key to standard output, or to a file.",
             discussion: """
                 Exits with status 1, and one line on standard error, when nothing is stored under the key. \
-                With --json, prints the entry's attributes instead of its bytes.
+                With --json, prints the entry's attributes instead of its bytes. \
+                -o - writes to standard output. An existing device, FIFO or socket is written in place (opening \
+                a FIFO waits for its reader); a symbolic link is written through to its existing target; only a \
+                new path or a regular file is replaced, atomically, keeping the file's permissions. A directory, \
+                a missing directory or a file or directory without write permission is refused and left as it is.
                 """
         )
 
@@ -19,7 +23,9 @@
 
         @Option(
             name: [.customShort("o"), .customLong("output")],
-            help: ArgumentHelp("Write the value to this file instead of standard output.", valueName: "file"))
+            help: ArgumentHelp(
+                "Write the value to this file (or device, FIFO, socket, link) instead of standard output; - for standard output.",
+                valueName: "file"))
         var output: String?
 
         @OptionGroup var options: CacheOptions
@@ -38,11 +44,20 @@
             var output: String?
         }
 
+        func validate() throws {
+            if output == "-" && options.json {
+                throw ValidationError(
+                    "--json and -o - would both write to standard output: give -o a file, or drop one of them.")
+            }
+        }
+
         func run() async throws {
             // Bad usage is reported before the directory is looked at.
             if key.isEmpty {
                 throw CLIError.usage("A cache key must not be empty: use a non-empty string such as the URL.")
             }
+            // So is an output that cannot be written, before the value is read.
+            let destination = try output.map { try OutputFile(path: $0, for: "'\(key)'") }
             let sharedTier = try await shared.connect()
             defer { sharedTier?.shutdown() }
             // With a shared tier, a hit there fills the local cache, which may not exist yet.
@@ -66,16 +81,7 @@
                     $0.getHits += 1
                     $0.bytesServed += data.count
                 }
-                if let output {
-                    let url = URL(fileURLWithPath: output)
-                    do {
-                        try data.write(to: url, options: .atomic)
-                    } catch {
-                        throw CLIError.io(
-                            "Cannot write '\(key)' to \(url.path) (\(error.localizedDescription)): check the path and its permissions."
-                        )
-                    }
-                }
+                try destination?.write(data)
                 if options.json {
                     try Output.printJSON(
                         Report(
@@ -83,9 +89,9 @@
                             lastAccess: attributes.lastAccess, expires: attributes.expires,
                             contentType: attributes.metadata.contentType, etag: attributes.metadata.etag,
                             output: output.map { URL(fileURLWithPath: $0).path }))
-                } else if let output {
+                } else if let output, destination?.isStandardOutput == false {
                     Terminal.printLine("wrote '\(key)' (\(Output.size(data.count))) to \(output)")
-                } else {
+                } else if destination == nil {
                     Terminal.writeOutput(data)
                 }
             }
