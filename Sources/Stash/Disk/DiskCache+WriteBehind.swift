@@ -155,12 +155,11 @@ extension DiskCache {
     /// The newest staged change of `key`, if any, once no staged change that may evict is left
     /// (a read waits for its commit, as it would find entries the policy has evicted).
     func stagedChange(forKey key: String) -> StagingArea.Operation? {
-        let keyBytes = Self.utf8(key)
         while true {
             let (operation, mustWait) = staging.withLock { staging -> (StagingArea.Operation?, Bool) in
                 if staging.isEmpty { return (nil, false) }
                 if staging.evictingChange != nil { return (nil, true) }
-                return (staging.change(forKey: keyBytes), false)
+                return (staging.change(forKey: Self.utf8(key)), false)
             }
             guard mustWait else { return operation }
             commitStagedNow()
