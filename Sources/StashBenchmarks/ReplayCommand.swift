@@ -7,6 +7,16 @@ import Stash
 struct ReplayCommand {
     var trace: String
 
+    /// `--write-mode immediate|write-behind`: how the end-to-end replay's DiskCache commits
+    /// (default: write-behind, the cache's default).
+    private var writeMode: DiskCache.WriteMode {
+        switch option("--write-mode") ?? "write-behind" {
+        case "write-behind": .writeBehind
+        case "immediate": .immediate
+        case let other: fail("unknown --write-mode \(other) (immediate or write-behind)")
+        }
+    }
+
     func run() throws {
         let loadStart = now()
         let requests = try TraceReplay.load(trace, limit: option("--limit").flatMap(Int.init))
@@ -100,7 +110,8 @@ struct ReplayCommand {
         }
         if mode == "disk" || mode == "both" {
             outcomes.append(
-                try TraceReplay.endToEnd(requests, policy: policy, cacheBytes: size.bytes, lowWaterMark: lowWaterMark))
+                try TraceReplay.endToEnd(
+                    requests, policy: policy, cacheBytes: size.bytes, lowWaterMark: lowWaterMark, writeMode: writeMode))
         }
         for outcome in outcomes {
             if json {

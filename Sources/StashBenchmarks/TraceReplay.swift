@@ -115,15 +115,16 @@ struct TraceReplay {
             windowShare: policy == .adaptive ? simulator.index.frequencySketch?.climber.windowShare : nil)
     }
 
-    static func endToEnd(_ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, lowWaterMark: Double) throws
-        -> Outcome
-    {
+    static func endToEnd(
+        _ requests: [Request], policy: EvictionPolicy, cacheBytes: Int, lowWaterMark: Double,
+        writeMode: DiskCache.WriteMode = .writeBehind
+    ) throws -> Outcome {
         try withScratchDirectory { dir in
-            let cache = try DiskCache(
-                directory: dir,
-                configuration: .init(
-                    sizeLimit: .bytes(cacheBytes), lowWaterMark: lowWaterMark, evictionPolicy: policy,
-                    reclaimsOrphansOnOpen: false))
+            var configuration = DiskCache.Configuration(
+                sizeLimit: .bytes(cacheBytes), lowWaterMark: lowWaterMark, evictionPolicy: policy,
+                reclaimsOrphansOnOpen: false)
+            configuration.writeMode = writeMode
+            let cache = try DiskCache(directory: dir, configuration: configuration)
             let start = now()
             var hits: [Bool] = []
             hits.reserveCapacity(requests.count)

@@ -5,7 +5,7 @@
 //                                        [--immediate | --files-on-writer | --files-on-caller]
 //   swift run -c release StashBenchmarks replay TRACE.csv [--cache-size 1%,5%,10%] [--policy all|tinylfu,lru,…]
 //                                        [--low-water-mark 1.0,0.9] [--mode simulate|disk|both|memory] [--limit N]
-//                                        [--json]
+//                                        [--write-mode immediate|write-behind] [--json]
 //   swift run -c release StashBenchmarks scaling --entries N [--round R] [--dir PARENT] [--template DIR]
 //   swift run -c release StashBenchmarks hit-throughput [--dir PARENT]
 //   swift run -c release StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4]

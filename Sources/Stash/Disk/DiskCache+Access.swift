@@ -1,89 +1,5 @@
 import Foundation
 
-/// Reads recorded in memory and written to the index in batches, so that a hit is not a
-/// disk write.
-struct AccessLog {
-    struct Access {
-        var sequence: Int
-        var date: Date
-        var hits: Int
-    }
-
-    private var pending: [Data: Access] = [:]
-    private var sequence = 0
-    /// Hits served by a tier in front of the disk, by key: counted only, so that recording one
-    /// costs a hash lookup and nothing else, and turned into accesses when the log is drained.
-    private var frontTierHits: [String: Int] = [:]
-
-    /// Whether, and how soon, a background write of this log is scheduled.
-    var schedule = AccessFlushSchedule.idle
-
-    var count: Int { pending.count }
-    var frontTierCount: Int { frontTierHits.count }
-
-    mutating func record(_ key: Data, at date: Date, hits: Int = 1) {
-        sequence += 1
-        let sequence = sequence
-        // One hash lookup: the entry is updated in place through the subscript's modify accessor.
-        func update(_ access: inout Access) {
-            access.hits += hits
-            access.sequence = sequence
-            access.date = date
-        }
-        update(&pending[key, default: Access(sequence: 0, date: date, hits: 0)])
-    }
-
-    mutating func recordFrontTierHit(_ key: String, hits: Int = 1) {
-        frontTierHits[key, default: 0] += hits
-    }
-
-    func lastAccess(of key: Data) -> Date? { pending[key]?.date }
-
-    mutating func forget(_ key: Data) {
-        pending[key] = nil
-        if !frontTierHits.isEmpty { frontTierHits[String(decoding: key, as: UTF8.self)] = nil }
-    }
-
-    /// Removes and returns the pending accesses, unordered; front-tier hits count as accesses at
-    /// `date`, after the others.
-    ///
-    /// Cheap enough to call under the log's lock, which readers take for every hit: the caller
-    /// orders the accesses (``inOrder(_:)``) after letting go of it.
-    mutating func drain(at date: Date) -> [Data: Access] {
-        schedule = .idle
-        for (key, hits) in frontTierHits { record(DiskCache.utf8(key), at: date, hits: hits) }
-        frontTierHits.removeAll(keepingCapacity: true)
-        let drained = pending
-        pending = Dictionary(minimumCapacity: drained.count)
-        return drained
-    }
-
-    /// Drained accesses, least recent first.
-    static func inOrder(_ drained: [Data: Access]) -> [(key: Data, access: Access)] {
-        drained.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value) }
-    }
-}
-
-/// When the recorded accesses will next be written, so that a burst of hits schedules one
-/// background write rather than one per hit.
-enum AccessFlushSchedule {
-    /// Nothing is scheduled (the log was empty when last drained).
-    case idle
-    /// A write is scheduled after ``DiskCache/Configuration/accessFlushDelay``.
-    case delayed
-    /// A write is queued now: the batch was full.
-    case immediate
-}
-
-/// Test hooks around the background write of recorded accesses; `nil` fields do nothing.
-struct AccessFlushHooks {
-    /// Called on the background queue before it writes (before it takes the index's write lock).
-    var willWrite: (@Sendable () -> Void)?
-    /// Called on the background queue after it wrote `count` accesses (0 when another write
-    /// took them first).
-    var didWrite: (@Sendable (_ count: Int) -> Void)?
-}
-
 extension DiskCache {
     /// Records a hit in memory, never writing the index.
     ///
@@ -132,13 +48,25 @@ extension DiskCache {
             return
         }
         hooks.willWrite?()
+        // Staged changes commit first (a little before the writer's delay is up): the reads
+        // that follow one are written after it, in request order.
+        commitStagedNow()
         // Deliberately tolerated: a failed write only makes eviction order less precise, and
         // the accesses of a busy index are dropped rather than retried forever.
         let written = (try? flushAccesses()) ?? 0
         hooks.didWrite?(written)
+        // Reads that follow a change staged meanwhile were put back: they are written after
+        // it, by the writer's commit or by a later flush.
+        let isLeft = accessLog.withLock { log -> Bool in
+            guard log.count + log.frontTierCount > 0, log.schedule == .idle else { return false }
+            log.schedule = .delayed
+            return true
+        }
+        if isLeft { scheduleAccessFlush(after: configuration.accessFlushDelay) }
     }
 
-    /// Writes all recorded accesses to the index in one transaction, now, on this thread.
+    /// Writes all recorded accesses to the index in one transaction, now, on this thread (those
+    /// that follow a staged change not committed yet stay for its commit).
     ///
     /// The log is drained inside the write transaction, so that an eviction in another
     /// transaction of this process sees every hit either still in memory or already written.
@@ -151,42 +79,28 @@ extension DiskCache {
     }
 
     /// Writes recorded accesses inside a transaction that is already open, so that eviction
-    /// decisions see every hit.
+    /// decisions see every hit: those recorded before the oldest change that is staged or being
+    /// committed, which the others follow.
     @discardableResult
     func flushAccesses(in db: SQLiteConnection) throws -> Int {
-        guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return 0 }
-        let now = configuration.clock()
-        let accesses = AccessLog.inOrder(accessLog.withLock { $0.drain(at: now) })
+        let accesses = takeAccesses { staging.withLock { $0.firstUncommittedChange } }
         try applyAccesses(accesses, in: db)
         return accesses.count
     }
 
-    /// Writes recorded accesses inside an open transaction, except those of `deferred` keys
-    /// (values a batch of staged stores is about to write, which reads served from the staging
-    /// area): those are returned, least recent first, for ``applyDeferredAccesses(_:in:)``
-    /// once their rows exist.
-    func flushAccesses(
-        in db: SQLiteConnection, deferring deferred: Set<Data>
-    ) throws -> [(key: Data, access: AccessLog.Access)] {
+    /// Drains the log and returns, least recent first, the accesses recorded before the change
+    /// numbered `cutoff()` (all when it is `nil`); the others are put back.
+    ///
+    /// The cutoff is read after the drain: a change numbered before any drained access was
+    /// staged by then (``stage(_:forKey:)`` numbers and queues a change under the staging
+    /// area's lock), so no access is applied before a change it follows.
+    func takeAccesses(before cutoff: () -> Int?) -> [(key: Data, access: AccessLog.Access)] {
         guard accessLog.withLock({ $0.count + $0.frontTierCount > 0 }) else { return [] }
         let now = configuration.clock()
-        let accesses = AccessLog.inOrder(accessLog.withLock { $0.drain(at: now) })
-        guard !deferred.isEmpty else {
-            try applyAccesses(accesses, in: db)
-            return []
-        }
-        var current: [(key: Data, access: AccessLog.Access)] = []
-        var later: [(key: Data, access: AccessLog.Access)] = []
-        for access in accesses {
-            if deferred.contains(access.key) { later.append(access) } else { current.append(access) }
-        }
-        try applyAccesses(current, in: db)
-        return later
-    }
-
-    /// Writes accesses that ``flushAccesses(in:deferring:)`` held back, after their rows were written.
-    func applyDeferredAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
-        try applyAccesses(accesses, in: db)
+        let drained = accessLog.withLock { $0.drain(at: now) }
+        let (due, later) = drained.inOrder(before: cutoff() ?? .max)
+        if !later.isEmpty { accessLog.withLock { $0.putBack(later) } }
+        return due
     }
 
     /// How stale an entry's recorded last access may be before a read that changes nothing
@@ -197,7 +111,7 @@ extension DiskCache {
     /// dirties a page of its own, and a background write per read measurably slowed the reads.
     static let accessTimeResolution: TimeInterval = 60
 
-    private func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
+    func applyAccesses(_ accesses: [(key: Data, access: AccessLog.Access)], in db: SQLiteConnection) throws {
         guard !accesses.isEmpty else { return }
         let policy = configuration.evictionPolicy
         var policyIndex = SQLiteEvictionIndex(updatingStatesIn: db, cache: self, rankBlock: accesses.count)

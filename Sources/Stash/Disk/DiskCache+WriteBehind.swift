@@ -13,8 +13,12 @@ extension DiskCache {
         /// commit before they return, and so does every store under ``Durability/durable``. A
         /// crash loses at most the unflushed, unpinned changes of the last
         /// ``Configuration/maxWriteDelay``: later misses, never a wrong or torn value. Eviction
-        /// runs when a batch commits (at once when a store takes the cache over a limit); a read
-        /// of a value still staged counts for eviction then, after the batch's stores.
+        /// runs when a batch commits (at once when a store takes the cache over a limit), and
+        /// decides as if each store had evicted when it was made: the batch applies the reads
+        /// recorded between its stores in request order, and a read that follows a store that
+        /// took the cache over a limit waits for that store's commit, so that it does not find
+        /// an entry the store evicted. However soon or late the writer runs, the cache keeps
+        /// the same entries.
         case writeBehind
         /// Every store and removal commits its own transaction before it returns, so that
         /// other processes see it at once.
@@ -116,11 +120,15 @@ extension DiskCache {
                 guard staging.admits(size: size, limit: limit, countLimit: Self.stagingCountLimit) else {
                     return .some(nil)
                 }
-                staging.stage(change, key: key, keyBytes: keyBytes)
+                // Numbered and queued under one lock (the log's inside the staging area's, the
+                // only place the two nest): a writer that sees a read numbered after this change
+                // sees the change too.
+                let sequence = accessLog.withLock { $0.numberChange() }
+                staging.stage(change, key: key, keyBytes: keyBytes, sequence: sequence)
                 // A full batch, or one that needs eviction (which should not wait), commits now.
-                let isFull =
-                    staging.bytes >= limit || staging.queuedCount >= Self.fullBatchCount
-                    || staging.exceeds(sizeLimit: sizeLimit, countLimit: configuration.countLimit)
+                let evicts = staging.exceeds(sizeLimit: sizeLimit, countLimit: configuration.countLimit)
+                if evicts { staging.evictingChange = sequence }
+                let isFull = evicts || staging.bytes >= limit || staging.queuedCount >= Self.fullBatchCount
                 switch staging.schedule {
                 case .immediate: return nil
                 case .delayed:
@@ -144,9 +152,18 @@ extension DiskCache {
         }
     }
 
-    /// The newest staged change of `key`, if any.
+    /// The newest staged change of `key`, if any, once no staged change that may evict is left
+    /// (a read waits for its commit, as it would find entries the policy has evicted).
     func stagedChange(forKey key: String) -> StagingArea.Operation? {
-        staging.withLock { staging in staging.isEmpty ? nil : staging.change(forKey: Self.utf8(key)) }
+        while true {
+            let (operation, mustWait) = staging.withLock { staging -> (StagingArea.Operation?, Bool) in
+                if staging.isEmpty { return (nil, false) }
+                if staging.evictingChange != nil { return (nil, true) }
+                return (staging.change(forKey: Self.utf8(key)), false)
+            }
+            guard mustWait else { return operation }
+            commitStagedNow()
+        }
     }
 
     /// What a read of `key` finds in the staging area.
@@ -292,13 +309,18 @@ extension DiskCache {
     ) throws {
         var oldFiles: [String] = []
         var victims: [Victim] = []
-        var stored = Set<Data>()
-        for (position, operation) in batch.enumerated() where pending[position] != nil {
-            stored.insert(operation.keyBytes)
-        }
         try index.write { db in
-            let deferred = try flushAccesses(in: db, deferring: stored)
+            // The reads recorded before the next batch's first change, applied in request
+            // order between this batch's changes (as the policy would see them one by one).
+            let accesses = takeAccesses { staging.withLock { $0.firstQueuedChange } }
+            var applied = 0
             for (position, operation) in batch.enumerated() {
+                var due = applied
+                while due < accesses.count && accesses[due].access.sequence < operation.sequence { due += 1 }
+                if due > applied {
+                    try applyAccesses(Array(accesses[applied..<due]), in: db)
+                    applied = due
+                }
                 switch operation.change {
                 case .store(let value):
                     // A value replaced within the batch never reaches the index; a removal
@@ -319,7 +341,7 @@ extension DiskCache {
                     }
                 }
             }
-            try applyDeferredAccesses(deferred, in: db)
+            if applied < accesses.count { try applyAccesses(Array(accesses[applied...]), in: db) }
             let committed = try db.first("SELECT size - pinned_size, count - pinned_count FROM totals WHERE id = 1") {
                 (size: $0.int(0), count: $0.int(1))
             }

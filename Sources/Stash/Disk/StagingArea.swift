@@ -32,6 +32,7 @@ struct StagingArea {
 
     /// One staged change, in staging order.
     struct Operation {
+        /// Its place among the changes and the reads recorded by ``AccessLog``.
         var sequence: Int
         var key: String
         var keyBytes: Data
@@ -51,7 +52,6 @@ struct StagingArea {
     private(set) var bytes = 0
     /// The most `bytes` ever was.
     private(set) var peakBytes = 0
-    private var sequence = 0
     /// Whether, and how soon, the writer is scheduled.
     var schedule = AccessFlushSchedule.idle
     /// The failure of the last batch the writer dropped, until a caller is told.
@@ -60,10 +60,28 @@ struct StagingArea {
     /// process's view): a change that takes the staged total over a limit is committed at once.
     var committed: (size: Int, count: Int) = (0, 0)
 
+    /// The newest change staged while the staged stores, on top of what is committed, exceeded
+    /// a limit: its commit may evict, so reads wait for it (``DiskCache/stagedChange(forKey:)``)
+    /// rather than find entries the policy has evicted by then.
+    var evictingChange: Int?
+    /// The first and last change of the batch being committed.
+    private var inFlight: (first: Int, last: Int)?
+    /// Stores staged or being committed.
+    private var stores = 0
+
     /// Whether the staged stores, on top of what is committed, exceed a limit.
+    ///
+    /// An upper bound (a store that replaces a value counts whole), so that every commit that
+    /// evicts follows a change for which this was true.
     func exceeds(sizeLimit: Int, countLimit: Int?) -> Bool {
-        committed.size + bytes > sizeLimit || countLimit.map { committed.count + queue.count > $0 } ?? false
+        committed.size + bytes > sizeLimit || countLimit.map { committed.count + stores > $0 } ?? false
     }
+
+    /// The number of the oldest change not committed yet (being committed or staged), if any.
+    var firstUncommittedChange: Int? { inFlight?.first ?? queue.first?.sequence }
+
+    /// The number of the oldest change staged after the batch being committed, if any.
+    var firstQueuedChange: Int? { queue.first?.sequence }
 
     var isEmpty: Bool { latest.isEmpty }
     var queuedCount: Int { queue.count }
@@ -79,19 +97,22 @@ struct StagingArea {
         latest.isEmpty ? nil : latest[keyBytes]
     }
 
-    mutating func stage(_ change: Change, key: String, keyBytes: Data) {
-        sequence += 1
+    /// Stages a change numbered `sequence` (``AccessLog/numberChange()``: after every read
+    /// recorded before it), after every change staged so far.
+    mutating func stage(_ change: Change, key: String, keyBytes: Data, sequence: Int) {
         let operation = Operation(sequence: sequence, key: key, keyBytes: keyBytes, change: change)
         queue.append(operation)
         latest[keyBytes] = operation
         bytes += operation.size
         peakBytes = max(peakBytes, bytes)
+        if case .store = change { stores += 1 }
     }
 
     /// Hands the queued changes to the writer; they stay visible to reads until ``finish(_:)``.
     mutating func takeBatch() -> [Operation] {
         schedule = .idle
         defer { queue = [] }
+        if let first = queue.first, let last = queue.last { inFlight = (first.sequence, last.sequence) }
         return queue
     }
 
@@ -100,9 +121,14 @@ struct StagingArea {
     mutating func finish(_ batch: [Operation]) {
         for operation in batch {
             bytes -= operation.size
+            if case .store = operation.change { stores -= 1 }
             if latest[operation.keyBytes]?.sequence == operation.sequence {
                 latest[operation.keyBytes] = nil
             }
+        }
+        if let last = batch.last {
+            if let evicting = evictingChange, evicting <= last.sequence { evictingChange = nil }
+            if inFlight?.last == last.sequence { inFlight = nil }
         }
     }
 }

@@ -32,9 +32,7 @@ import Testing
                 onEviction: { event in events.withLock { $0.append(event) } })
             let cache = try DiskCache(directory: dir, configuration: configuration)
             for key in ["a", "b", "c", "d"] { try cache.store(pattern(250, seed: 1), forKey: key) }
-            // Committed before the reads: a read of a value still staged counts as an access when
-            // its batch commits, after the batch's stores, so order within a batch is approximate.
-            try cache.flush()
+            // Reads of values still staged count in request order, after their stores.
             _ = try cache.data(forKey: "a")  // a is now the most recently used
             _ = try cache.data(forKey: "c")
             try cache.store(pattern(250, seed: 2), forKey: "e")

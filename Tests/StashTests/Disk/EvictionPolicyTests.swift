@@ -4,7 +4,7 @@ import Testing
 @testable import Stash
 
 /// A skewed random trace: a few keys are popular, most are rare; each key has a fixed size.
-private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, size: Int)] {
+func sizedSkewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, size: Int)] {
     var random = SplitMix64(seed: seed)
     let sizes = (0..<keys).map { _ in Int.random(in: 200...6000, using: &random) }
     return (0..<count).map { _ in
@@ -41,7 +41,7 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             var disagreements = 0
             var hits = 0
             // Long enough for TinyLFU's sketch to widen and to age more than once.
-            for (step, request) in skewedTrace(count: 9000, keys: 400, seed: 7).enumerated() {
+            for (step, request) in sizedSkewedTrace(count: 9000, keys: 400, seed: 7).enumerated() {
                 let cached = try cache.data(forKey: request.key) != nil
                 if !cached {
                     try cache.store(Data(count: request.size), forKey: request.key)
@@ -73,7 +73,7 @@ private func skewedTrace(count: Int, keys: Int, seed: UInt64) -> [(key: String, 
             let cache = try DiskCache(
                 directory: dir,
                 configuration: .init(sizeLimit: .bytes(50_000), countLimit: 20, evictionPolicy: policy))
-            for (step, request) in skewedTrace(count: 600, keys: 100, seed: 3).enumerated() {
+            for (step, request) in sizedSkewedTrace(count: 600, keys: 100, seed: 3).enumerated() {
                 if try cache.data(forKey: request.key) == nil {
                     try cache.store(Data(count: request.size), forKey: request.key)
                 }
