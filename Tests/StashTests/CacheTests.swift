@@ -134,6 +134,9 @@ final class CacheEventLog: Sendable {
                 try cache.store(photo, forKey: "photo-42")
                 cache.memory.removeAll()
                 #expect(try cache.valueAndTier(forKey: "photo-42")?.tier == .disk)
+                // A relaunch follows the end of the process that closed the cache. Dropped here
+                // instead, the last reference may still be held by a background hit flush.
+                cache.disk.close()
             }
             let relaunched = try Cache(directory: dir, codec: .json(CachedPhoto.self))
             #expect(relaunched.memory.totalCount == 0)
