@@ -12,9 +12,11 @@ import Testing
 /// The directory listing behind the orphan reclaim, the index rebuild and `diskUsage()` reads each
 /// name inside its `readdir` record, which is `d_reclen` bytes long, never a whole `dirent`.
 @Suite struct DirectoryListingTests {
-    /// A copy of `dirent.d_name` (256 bytes) out of a short record that ends at a page boundary
-    /// reads the next page; here that page is `PROT_NONE`, so such a copy dies with SIGSEGV.
-    /// Runs in a child process, so that the crash fails this test instead of the whole run.
+    /// Names of short records, the last one ending where a `PROT_NONE` page begins.
+    ///
+    /// A copy of `dirent.d_name` (256 bytes) out of such a record reads the next page and dies
+    /// with SIGSEGV. Runs in a child process, so that the crash fails this test instead of the
+    /// whole run.
     @Test func aNameIsReadInsideItsRecordWhenTheRecordEndsAtAnUnmappedPage() async {
         await #expect(processExitsWith: .success) {
             let page = Int(sysconf(Int32(_SC_PAGESIZE)))
