@@ -46,13 +46,20 @@ grow_loop() {
         local log="$logs/round-$kill_number.log"
         "$worker" grow "$cache" "$kill_number" > "$log" 2> "$work/grow.err" &
         local pid=$!
-        for _ in $(seq 1 2000); do
-            grep -q '^stored\|^pinned' "$log" 2>/dev/null && break
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.005
-        done
-        # 5 to 400 ms into the stores.
-        sleep "$(printf '0.%03d' $(( RANDOM % 396 + 5 )))"
+        if (( RANDOM % 8 == 0 )); then
+            # One kill in eight lands 0-150 ms after the start: in the open, or the orphan reclaim
+            # over the whole fan-out that it starts.
+            sleep "$(printf '0.%03d' $(( RANDOM % 151 )))"
+        else
+            for _ in $(seq 1 2000); do
+                grep -q '^stored\|^pinned' "$log" 2>/dev/null && break
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.005
+            done
+            # 5 to 1500 ms into the stores.
+            local millis=$(( RANDOM % 1496 + 5 ))
+            sleep "$(( millis / 1000 )).$(printf '%03d' $(( millis % 1000 )))"
+        fi
         local problems="" writer_status=0
         kill -9 "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || writer_status=$?
