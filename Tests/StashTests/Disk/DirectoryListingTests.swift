@@ -80,11 +80,11 @@ import Testing
     @Test func aReopenReclaimsOrphansAmongThousandsOfValueFilesAndKeepsEveryValue() throws {
         try withTemporaryDirectory { dir in
             let configuration = DiskCache.Configuration(sizeLimit: .gigabytes(1), inlineThreshold: .bytes(64))
-            let count = 3000
+            let count = 2500
             do {
                 let cache = try DiskCache(directory: dir, configuration: configuration)
                 for i in 0..<count {
-                    try cache.store(pattern(100 + i % 300, seed: UInt64(i)), forKey: "value-\(i)", pinned: i % 4 == 0)
+                    try cache.store(pattern(100 + i % 300, seed: UInt64(i)), forKey: "value-\(i)", pinned: i % 16 == 0)
                 }
                 cache.close()
             }
