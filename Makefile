@@ -1,7 +1,7 @@
 # The two set-up commands a newcomer needs (see README): `make demo` and `make test`.
 # Both build with every package trait (the tool, the server products, the benchmarks): an app that depends
 # on Stash builds none of them, see Package.swift.
-.PHONY: deps demo test lint app-graph apple-platforms
+.PHONY: deps demo test sanitize lint app-graph apple-platforms
 
 deps:
 	@scripts/install-deps
@@ -12,6 +12,11 @@ demo: deps
 # The PostgreSQL shared-tier tests need a server: scripts/postgres starts a private one for the run.
 test: deps
 	scripts/postgres run -- swift test --enable-all-traits --no-parallel
+
+# The same suite under AddressSanitizer, then ThreadSanitizer (scripts/sanitize; builds in .build-asan, .build-tsan).
+sanitize: deps
+	scripts/sanitize address
+	scripts/sanitize thread
 
 # Fails when an app that depends on Stash + StashHTTP resolves more than swift-log.
 app-graph:

@@ -16,6 +16,10 @@
 //   StashTestWorker burst DIR ROUND          store bursts of new keys forever (the SIGKILL loop)
 //   StashTestWorker burst-check DIR ROUND LAST
 //                                            check every value, and which of ROUND's keys exist
+//   StashTestWorker grow DIR ROUND          store new keys forever, every value a file (the growing
+//                                            SIGKILL loop: the fan-out holds thousands of files)
+//   StashTestWorker grow-check DIR LOGDIR    reopen, read every key that a `grow` log in LOGDIR
+//                                            acknowledged, and every other value
 //   StashTestWorker memory-statistics DIR [sqlite-first]
 //                                            store and read 100 values (after initializing SQLite
 //                                            itself first, with sqlite-first); report SQLite's
@@ -352,6 +356,13 @@ case "burst-check":
     } catch {
         fail("burst-check failed: \(error)")
     }
+
+case "grow":
+    growForever(directory: directory, round: arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0)
+
+case "grow-check":
+    guard arguments.count > 3 else { fail("usage: grow-check DIR LOGDIR") }
+    checkGrown(directory: directory, logDirectory: arguments[3])
 
 case "memory-statistics":
     if arguments.count > 3, arguments[3] == "sqlite-first" { sqlite3_initialize() }

@@ -179,12 +179,30 @@ enum POSIXFile {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
+            let name = name(of: entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// The byte offset of `d_name` in a `dirent`.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    /// The byte offset of `d_reclen` in a `dirent`.
+    private static let lengthOffset = MemoryLayout<dirent>.offset(of: \dirent.d_reclen)!
+
+    /// The name of the directory entry `entry`, read in place from `readdir`'s buffer.
+    ///
+    /// A record is only `d_reclen` bytes long, not `MemoryLayout<dirent>.size`: its name ends
+    /// at the first NUL inside the record. Never copy the struct (`entry.pointee`, or
+    /// `withUnsafeBytes(of: entry.pointee.d_name)`, which copies 256 bytes): for a record at the
+    /// end of `readdir`'s buffer, the copy reads past it, and faults when the buffer ends at an
+    /// unmapped page.
+    static func name(of entry: UnsafePointer<dirent>) -> String {
+        let record = UnsafeRawPointer(entry)
+        let recordLength = Int(record.loadUnaligned(fromByteOffset: lengthOffset, as: UInt16.self))
+        let name = (record + nameOffset).assumingMemoryBound(to: CChar.self)
+        let length = strnlen(name, max(recordLength - nameOffset, 0))
+        return String(decoding: UnsafeRawBufferPointer(start: name, count: length), as: UTF8.self)
     }
 
     /// A random 128-bit name in lowercase hex.

@@ -311,6 +311,9 @@ enum SQLiteValue {
 }
 
 /// The current row of a statement; valid only inside the `row` closure of `query`.
+///
+/// Its accessors copy what SQLite's column pointers show (`sqlite3_column_text`/`_blob` are
+/// valid only until the statement steps, resets or converts the column), or compare it in place.
 struct SQLiteRow {
     let statement: OpaquePointer
 
@@ -335,10 +338,13 @@ struct SQLiteRow {
         return memcmp(pointer, base, count) == 0
     }
 
+    /// A copy of the column's bytes: SQLite's pointer is valid only until the next step, reset
+    /// or type conversion of this column, so it never leaves this row.
     func blob(_ column: Int32) -> Data? {
         if isNull(column) { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return Data() }
-        return Data(bytes: pointer, count: count)
+        // sqlite3_column_blob before sqlite3_column_bytes, SQLite's documented order: the size
+        // is then that of the bytes the pointer shows, whatever conversion the first call made.
+        guard let pointer = sqlite3_column_blob(statement, column) else { return Data() }
+        return Data(bytes: pointer, count: Int(sqlite3_column_bytes(statement, column)))
     }
 }
