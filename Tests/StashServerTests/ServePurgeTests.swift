@@ -79,26 +79,28 @@
             }
         }
 
-        /// RFC 9111 §4.4: a method the proxy does not know is unsafe (RFC 9110 §9.2.1); its successful
-        /// response invalidates the target URI and the same-origin `Location`.
-        @Test func unknownUnsafeMethodInvalidatesTargetAndLocation() async throws {
+        /// RFC 9111 §4.4: a successful response to an unsafe method (here `PATCH`; an unknown one such
+        /// as `M-SEARCH` is unsafe too, RFC 9110 §9.2.1, and the conformance suite's
+        /// `invalidate-M-SEARCH` covers it) invalidates the target URI and the same-origin `Location`
+        /// and `Content-Location`.
+        @Test func unsafeMethodInvalidatesTargetLocationAndContentLocation() async throws {
             try await withProxy { origin, proxy in
-                for path in ["/target", "/moved"] {
+                for path in ["/moved", "/content"] {
                     origin.set(path, Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data(path.utf8)))
                 }
                 origin.route("/target") { request, _ in
                     request.method == "GET"
                         ? Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data("t".utf8))
-                        : Origin.Reply(headers: [("Location", "/moved")], body: Data())
+                        : Origin.Reply(headers: [("Location", "/moved"), ("Content-Location", "/content")])
                 }
-                _ = try await RawHTTP.request(port: proxy.port, "/target")
-                _ = try await RawHTTP.request(port: proxy.port, "/moved")
-                let search = try await RawHTTP.request(port: proxy.port, method: "M-SEARCH", "/target")
-                #expect(search.status == 200)
-                _ = try await RawHTTP.request(port: proxy.port, "/target")
-                _ = try await RawHTTP.request(port: proxy.port, "/moved")
+                for path in ["/target", "/moved", "/content"] { _ = try await RawHTTP.request(port: proxy.port, path) }
+                let patch = try await RawHTTP.request(
+                    port: proxy.port, method: "PATCH", "/target", body: Data("x".utf8))
+                #expect(patch.status == 200)
+                for path in ["/target", "/moved", "/content"] { _ = try await RawHTTP.request(port: proxy.port, path) }
                 #expect(origin.requests("/target").filter { $0.method == "GET" }.count == 2)
                 #expect(origin.count("/moved") == 2)
+                #expect(origin.count("/content") == 2)
             }
         }
 
