@@ -127,9 +127,11 @@
 #if Serve
     import NIOCore
 
-    /// Refuses an HTTP/0.9 request (a request line without an HTTP version, RFC 9112 §2.3) at the start
-    /// of a connection with `400` and a close; the HTTP/1.1 decoder would wait for a header section that
-    /// never comes. It looks at the first line only, then leaves the pipeline.
+    /// Refuses an HTTP/0.9 request at the start of a connection with `400` and a close.
+    ///
+    /// RFC 9112 §2.3: a request line without an HTTP version is HTTP/0.9, which the HTTP/1.1 decoder
+    /// would leave waiting for a header section that never comes. The guard looks at the first line
+    /// only, then leaves the pipeline.
     final class VersionlessRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias InboundOut = ByteBuffer
