@@ -31,11 +31,10 @@
                 }
                 let first = try await RawHTTP.request(port: proxy.port, "/swr")
                 #expect(first.text == "v1")
-                async let a = RawHTTP.request(port: proxy.port, "/swr")
-                async let b = RawHTTP.request(port: proxy.port, "/swr")
-                let (stale1, stale2) = try await (a, b)
-                #expect(stale1.text == "v1")
-                #expect(stale2.text == "v1")
+                // Served at once from the cache; whether a later request still finds it stale depends on
+                // how soon the background revalidation ends, so only this one is checked.
+                let stale = try await RawHTTP.request(port: proxy.port, "/swr")
+                #expect(stale.text == "v1")
                 #expect(try await Self.eventually { origin.count("/swr") == 2 })
                 var latest = ""
                 let deadline = Date().addingTimeInterval(10)
