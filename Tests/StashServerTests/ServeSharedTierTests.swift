@@ -83,13 +83,6 @@
                 "--origin", origin.url, "--shared", Self.databaseURL, "--metrics", "0",
             ])
             let b = try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL])
-            defer {
-                Task {
-                    await a.stop()
-                    await b.stop()
-                    await origin.stop()
-                }
-            }
             for path in ["/purged", "/tree/one", "/kept"] {
                 origin.set(
                     path, Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data(path.utf8)))
@@ -102,6 +95,9 @@
             #expect(origin.count("/purged") == 2)
             #expect(origin.count("/tree/one") == 2)
             #expect(origin.count("/kept") == 1)
+            await a.stop()
+            await b.stop()
+            await origin.stop()
         }
     }
 #endif
