@@ -27,7 +27,7 @@
 
     #if Serve
         /// `stash serve`, built with the Serve trait.
-        private let serveCommands: [any ParsableCommand.Type] = [ServeCommand.self]
+        private let serveCommands: [any ParsableCommand.Type] = [ServeCommand.self, PurgeCommand.self]
     #else
         private let serveCommands: [any ParsableCommand.Type] = []
     #endif

@@ -65,6 +65,28 @@
             ///
             /// Defaults to `true`.
             public var checksOrigin: Bool
+            /// Other names of the origin that an absolute-form request target (`GET http://NAME/path`)
+            /// may use, as `host` (any port) or `host:port`; a target naming any other host gets `400`
+            /// (RFC 9112 §3.2.2).
+            ///
+            /// Defaults to none: only the origin's own authority.
+            public var hostAliases: [String]
+            /// Peers, as IP addresses or CIDR ranges, whose `Forwarded` and `X-Forwarded-*` fields are
+            /// passed on (the client's address appended); from anyone else they are replaced (RFC 7239).
+            ///
+            /// Defaults to none.
+            public var trustedForwarders: [String]
+            /// Peers, as IP addresses or CIDR ranges, that may send `PURGE` to the proxy's own listener
+            /// (the metrics address accepts it from anyone who reaches it).
+            ///
+            /// Defaults to none.
+            public var purgeAllowList: [String]
+            /// A `GET` miss with `Range` fetches the whole response when it is at most this long (once,
+            /// coalesced with other misses of the URL), stores it and answers the range from it; a longer
+            /// response is fetched again with the client's `Range` and passed through.
+            ///
+            /// Defaults to 256 MiB.
+            public var rangeFetchLimit: ByteCount
 
             /// Creates a configuration for `origin` with the defaults above.
             ///
@@ -88,6 +110,10 @@
                 self.originTimeout = .seconds(60)
                 self.shutdownTimeout = .seconds(30)
                 self.checksOrigin = true
+                self.hostAliases = []
+                self.trustedForwarders = []
+                self.purgeAllowList = []
+                self.rangeFetchLimit = .mebibytes(256)
             }
         }
     }

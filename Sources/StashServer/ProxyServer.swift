@@ -83,6 +83,7 @@
         /// - Complexity: One connection to the origin, plus opening the disk tier.
         public func start() async throws {
             let configuration = configuration
+            let options = try ServeOptions(configuration)
             if configuration.checksOrigin { try await checkOrigin() }
             let disk: DiskCache? = try configuration.directory.map {
                 try DiskCache(directory: $0, configuration: DiskCache.Configuration(sizeLimit: configuration.sizeLimit))
@@ -108,7 +109,8 @@
             let context = ProxyContext(
                 origin: configuration.origin, store: store, client: client, metrics: ProxyMetrics(),
                 accessLog: accessLog, logger: logger, originTimeout: .init(configuration.originTimeout),
-                maximumStoredBody: configuration.maximumStoredBody.bytes, spoolDirectory: spool)
+                maximumStoredBody: configuration.maximumStoredBody.bytes, spoolDirectory: spool,
+                options: options)
             let server: any Channel
             do {
                 server = try await bind(context: context)
@@ -121,7 +123,7 @@
             if let metricsPort = configuration.metricsPort {
                 do {
                     metricsServer = try await MetricsEndpoint.bind(
-                        group: group, host: configuration.host, port: metricsPort, metrics: context.metrics)
+                        group: group, host: configuration.host, port: metricsPort, context: context)
                 } catch {
                     try? await server.close()
                     try? await client.shutdown()
@@ -168,9 +170,11 @@
                         let activity = ConnectionActivity()
                         try channel.pipeline.syncOperations.addHandlers([
                             ActivityObserver(activity: activity),
+                            VersionlessRequestGuard(),
                             ResponseEncoder(activity: activity),
                             ByteToMessageHandler(
-                                HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)
+                                HTTPRequestDecoder(
+                                    leftOverBytesStrategy: .forwardBytes, limitConfiguration: decoderLimits)
                             ),
                             NIOHTTPResponseHeadersValidator(),
                             ProxyHandler(context: context, limits: limits, activity: activity),

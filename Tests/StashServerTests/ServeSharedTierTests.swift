@@ -74,5 +74,30 @@
                 #expect(origin.count("/shared") == 1)
             }
         }
+
+        /// A purge on one instance's admin listener removes the URL (and, with a prefix, every URL under
+        /// it) from the shared tier: the other instance, whose local tiers never held them, refetches.
+        @Test func purgeOnOneInstanceReachesTheSharedTier() async throws {
+            let origin = try await Origin.start()
+            let a = try await ServeProcess.start([
+                "--origin", origin.url, "--shared", Self.databaseURL, "--metrics", "0",
+            ])
+            let b = try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL])
+            for path in ["/purged", "/tree/one", "/kept"] {
+                origin.set(
+                    path, Origin.Reply(headers: [("Cache-Control", "public, max-age=600")], body: Data(path.utf8)))
+                _ = try await RawHTTP.request(port: a.port, path)
+            }
+            let admin = try #require(a.metricsPort)
+            #expect(try await RawHTTP.request(port: admin, method: "PURGE", "/purged").status == 200)
+            #expect(try await RawHTTP.request(port: admin, method: "PURGE", "/tree/*").status == 200)
+            for path in ["/purged", "/tree/one", "/kept"] { _ = try await RawHTTP.request(port: b.port, path) }
+            #expect(origin.count("/purged") == 2)
+            #expect(origin.count("/tree/one") == 2)
+            #expect(origin.count("/kept") == 1)
+            await a.stop()
+            await b.stop()
+            await origin.stop()
+        }
     }
 #endif

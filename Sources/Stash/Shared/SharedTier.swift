@@ -106,6 +106,9 @@ public protocol SharedTier: Sendable {
     /// - Throws: When the backend cannot answer; the chain then fetches without a lock.
     /// - Complexity: One round trip, plus the wait for another holder.
     func lockForFill(forKey key: String) async throws -> (any SharedTierFillLock)?
+
+    /// Removes every entry whose key starts with `prefix` (a purge); see SharedTier+Removal.swift.
+    func removeEntries(withKeyPrefix prefix: String) async throws -> Int
 }
 
 extension SharedTier {

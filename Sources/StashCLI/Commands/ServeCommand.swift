@@ -73,6 +73,34 @@
         @Option(help: "The most bytes of request header fields before a 431 (default: 16384).")
         var maxHeaderSize: Int = 16_384
 
+        @Option(
+            name: .customLong("alias"),
+            help: ArgumentHelp(
+                "Another name of the origin that an absolute-form target (GET http://NAME/path) may use, as host or host:port (repeatable).",
+                valueName: "host"))
+        var aliases: [String] = []
+
+        @Option(
+            name: .customLong("trust-forwarded"),
+            help: ArgumentHelp(
+                "Keep the Forwarded and X-Forwarded-* fields of peers in this IP range, appending the client's address (repeatable; default: replace them from everyone).",
+                valueName: "cidr"))
+        var trustedForwarders: [String] = []
+
+        @Option(
+            name: .customLong("purge-allow"),
+            help: ArgumentHelp(
+                "Accept PURGE on the proxy's own address from peers in this IP range (repeatable; the --metrics address accepts it from anyone).",
+                valueName: "cidr"))
+        var purgeAllowList: [String] = []
+
+        @Option(
+            name: .customLong("range-fetch-limit"),
+            help: ArgumentHelp(
+                "A Range miss fetches and stores the whole response up to this size; above it the range is passed through (default: 256MiB).",
+                valueName: "size"))
+        var rangeFetchLimitText: String?
+
         func run() async throws {
             guard let originURL = URL(string: origin), originURL.scheme != nil, originURL.host != nil else {
                 throw CLIError.usage(
@@ -108,6 +136,12 @@
             configuration.headerTimeout = .milliseconds(Int(headerTimeout * 1000))
             configuration.idleTimeout = .milliseconds(Int(idleTimeout * 1000))
             configuration.maximumHeaderSize = maxHeaderSize
+            configuration.hostAliases = aliases
+            configuration.trustedForwarders = trustedForwarders
+            configuration.purgeAllowList = purgeAllowList
+            if let size = try CacheOptions.parseSize(rangeFetchLimitText, option: "--range-fetch-limit") {
+                configuration.rangeFetchLimit = size
+            }
             let tier = try await shared.connect()
             configuration.sharedTier = tier
             var logger = Logger(label: "stash.serve")

@@ -18,6 +18,8 @@
             do {
                 if head.method == .GET || head.method == .HEAD {
                     try await serveCacheable()
+                } else if head.method == .PURGE {
+                    try await purgeOnProxy()
                 } else {
                     try await forward(stored: nil, base: nil)
                 }
@@ -50,7 +52,16 @@
                         try await serve(found, status: .hit)
                         return
                     case .revalidate:
-                        try await forward(stored: found, base: base)
+                        if ServePolicy.mayServeWhileRevalidating(found.response, requestHeaders: head.headers) {
+                            // RFC 5861 §3: served stale now, revalidated once in the background.
+                            StaleRevalidation.start(
+                                found, base: base, head: head, client: writer.record.client, context: context)
+                            try await serve(found, status: .stale)
+                        } else if hasRange, head.method == .GET {
+                            try await forwardForRange(stored: found, base: base)
+                        } else {
+                            try await forward(stored: found, base: base)
+                        }
                         return
                     case .onlyIfCachedMiss:
                         try await gatewayTimeout()
@@ -62,14 +73,18 @@
                     try await gatewayTimeout()
                     return
                 }
-                guard !waited, head.method == .GET, !hasRange else { break }
+                guard !waited, head.method == .GET else { break }
                 switch await context.fills.begin(base) {
                 case .follower:
                     waited = true
                     continue
                 case .leader:
                     do {
-                        try await forward(stored: nil, base: base)
+                        if hasRange {
+                            try await forwardForRange(stored: nil, base: base)
+                        } else {
+                            try await forward(stored: nil, base: base)
+                        }
                     } catch {
                         context.fills.finish(base)
                         throw error
@@ -84,7 +99,7 @@
         /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3),
         /// or with `304 Not Modified` when the request's own preconditions say the client has it
         /// (RFC 9111 §4.3.2).
-        private mutating func serve(_ found: ResponseStore.Found, status: CacheStatus) async throws {
+        mutating func serve(_ found: ResponseStore.Found, status: CacheStatus) async throws {
             writer.record.cacheStatus = status
             writer.record.tier = found.tier
             let response = found.response
@@ -96,6 +111,7 @@
                 await writer.end()
                 return
             }
+            if try await serveRange(found, status: status) { return }
             var headers = response.headers
             headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
             ProxyHeaders.addVia(to: &headers, version: head.version)
@@ -120,23 +136,10 @@
 
         /// Forwards the request to the origin (conditionally when `stored` is given) and relays,
         /// stores or applies its answer.
-        private mutating func forward(stored: ResponseStore.Found?, base: String?) async throws {
+        mutating func forward(stored: ResponseStore.Found?, base: String?) async throws {
             let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
-            var request = HTTPClientRequest(url: url)
-            request.method = head.method
-            request.headers = ProxyHeaders.endToEnd(head.headers, excluding: ["host"])
-            ProxyHeaders.addVia(to: &request.headers, version: head.version)
-            if let stored {
-                // Our own validators: the stored response is what a 304 would confirm (§4.3.1).
-                request.headers.remove(name: "if-none-match")
-                request.headers.remove(name: "if-modified-since")
-                if let etag = stored.response.headers.first(name: "etag") {
-                    request.headers.add(name: "If-None-Match", value: etag)
-                }
-                if let modified = stored.response.headers.first(name: "last-modified") {
-                    request.headers.add(name: "If-Modified-Since", value: modified)
-                }
-            }
+            var request = OriginRequest.make(
+                head: head, client: writer.record.client, stored: stored?.response, context: context)
             if let body {
                 let length = head.headers.first(name: "content-length").flatMap { Int64($0) }
                 request.body = .stream(body.sequence, length: length.map { .known($0) } ?? .unknown)
@@ -146,8 +149,13 @@
             do {
                 response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
             } catch {
-                // RFC 5861 §4: an origin that cannot be reached is an error a stale response may cover.
-                guard let stored, ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
+                // RFC 5861 §4: an origin that cannot be reached is an error a stale response may cover;
+                // RFC 9111 §4.2.4: so is being disconnected from it, unless a directive forbids it.
+                guard let stored,
+                    ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
+                        || (OriginRequest.isDisconnection(error)
+                            && ServePolicy.mayServeStaleWhenDisconnected(
+                                stored.response, requestHeaders: head.headers))
                 else { throw error }
                 context.logger.debug("\(head.method) \(head.uri): origin failed (\(error)), serving stale")
                 try await serve(stored, status: .stale)
@@ -226,7 +234,7 @@
             await writer.end()
         }
 
-        private func store(
+        func store(
             _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
             requestTime: Date, responseTime: Date
         ) async {

@@ -4,6 +4,7 @@
     import Logging
     import NIOCore
     import NIOHTTP1
+    import Stash
 
     /// What every connection of one proxy shares: the origin, the cache chain, the origin client,
     /// the fill coordinator, the metrics and the access log.
@@ -21,10 +22,15 @@
         /// Responses whose bodies are longer are streamed through but not stored.
         let maximumStoredBody: Int
         let spoolDirectory: URL
+        /// The operator's rules for request targets, forwarding fields, purges and ranges.
+        let options: ServeOptions
+        /// Base keys with a background revalidation in flight (RFC 5861 §3: one at a time).
+        let revalidations = LockedValue(Set<String>())
 
         init(
             origin: URL, store: ResponseStore, client: HTTPClient, metrics: ProxyMetrics, accessLog: AccessLog?,
-            logger: Logger, originTimeout: TimeAmount, maximumStoredBody: Int, spoolDirectory: URL
+            logger: Logger, originTimeout: TimeAmount, maximumStoredBody: Int, spoolDirectory: URL,
+            options: ServeOptions
         ) {
             self.origin = origin
             var prefix = origin.absoluteString
@@ -38,6 +44,7 @@
             self.originTimeout = originTimeout
             self.maximumStoredBody = maximumStoredBody
             self.spoolDirectory = spoolDirectory
+            self.options = options
         }
 
         /// Records a finished exchange in the metrics and the access log.

@@ -43,6 +43,8 @@
         private var isClosing = false
         /// A decoding error that came after requests still waiting in ``queued``.
         private var deferredError: (any Error)?
+        /// Whether the request being read asked to switch protocols.
+        private var isUpgradeAsked = false
 
         init(context: ProxyContext, limits: ConnectionLimits, activity: ConnectionActivity) {
             self.context = context
@@ -80,6 +82,7 @@
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let part = unwrapInboundIn(data)
+            noteUpgrade(part, context: context)
             if isAwaitingResponse || !queued.isEmpty {
                 queued.append(part)
                 return
@@ -143,12 +146,25 @@
         // MARK: - Requests
 
         private func receive(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+            var head = head
+            switch RequestTarget.check(head, options: self.context.options) {
+            case .valid(let target):
+                head.uri = target
+            case .invalid(let reason):
+                // RFC 9112 §3.2, §3.3: 400, and the connection closes (its framing is in doubt).
+                self.context.logger.debug("refused \(head.method) \(head.uri): \(reason)")
+                isClosing = true
+                respondAndClose(.badRequest, context: context)
+                return
+            }
             let keepAlive = head.isKeepAlive && !draining
             activity.isAnsweringHead = head.method == .HEAD
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            if head.method == .GET || head.method == .HEAD, serveFromMemory(head, keepAlive, &record, context) {
+            if head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "range"),
+                serveFromMemory(head, keepAlive, &record, context)
+            {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
                 if !keepAlive { context.close(promise: nil) }
@@ -241,6 +257,23 @@
             record.cacheStatus = .hit
             record.tier = .memory
             return true
+        }
+
+        /// Ignores `Upgrade` (RFC 9110 §7.8).
+        ///
+        /// The decoder stops parsing after a request that asks for it, so it is replaced once that
+        /// request has been read.
+        private func noteUpgrade(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+            switch part {
+            case .head(let head):
+                isUpgradeAsked = RequestTarget.asksForUpgrade(head)
+            case .end where isUpgradeAsked:
+                isUpgradeAsked = false
+                RequestTarget.replaceDecoder(
+                    in: context.pipeline, maximumHeaderSize: self.context.options.maximumHeaderSize)
+            default:
+                break
+            }
         }
 
         private func responseEnded(context: ChannelHandlerContext) {

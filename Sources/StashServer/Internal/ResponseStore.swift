@@ -171,7 +171,7 @@
 
         /// A request field's value as `Vary` compares it: the field lines joined, whitespace trimmed.
         static func fieldValue(_ name: String, in headers: HTTPHeaders) -> String {
-            headers[canonicalForm: name].map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+            ServePolicy.varyValue(name, in: headers)
         }
 
         /// The `Vary` field names of a response, lower-cased and sorted.
@@ -293,6 +293,12 @@
                 }
             }
         }
+
+        /// Forgets every cached `Vary` marker (after a purge removed them from the tiers).
+        func forgetMarkers() { markers.withLock { $0.removeAll() } }
+
+        /// Whether this process knows a `Vary` marker for `base` (its variants may be in memory only).
+        func hasKnownMarker(base: String) -> Bool { markers.withLock { ($0[base] ?? nil) != nil } }
 
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {

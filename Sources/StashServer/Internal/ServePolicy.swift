@@ -90,7 +90,8 @@
                 return .fresh
             }
             switch policy.reuse(
-                method: method.rawValue, requestHeaders: fields(requestHeaders), stored: stored.stored, now: now)
+                method: method.rawValue, requestHeaders: varyFields(requestHeaders, stored), stored: stored.stored,
+                now: now)
             {
             case .fresh: return .fresh
             case .stale: return .stale
@@ -98,6 +99,20 @@
             case .unusable: return .unusable
             case .onlyIfCachedMiss: return .onlyIfCachedMiss
             }
+        }
+
+        /// The request's fields as the policy's `Vary` check sees them: the fields the stored response
+        /// varies on are normalised as ``varyValue(_:in:)`` does, and one it varies on that the request
+        /// lacks is the empty value the response was stored with (the omitted-field case).
+        private static func varyFields(_ requestHeaders: HTTPHeaders, _ stored: CachedResponse) -> HTTPFields {
+            guard !stored.varyValues.isEmpty else { return fields(requestHeaders) }
+            var headers = requestHeaders
+            for name in stored.varyValues.keys {
+                let value = varyValue(name, in: requestHeaders)
+                headers.remove(name: name)
+                headers.add(name: name, value: value)
+            }
+            return fields(headers)
         }
 
         /// Whether a stale stored response may answer in place of an origin error (RFC 5861 §4).
@@ -116,6 +131,48 @@
                 policy.responseControl(stored.stored.headers).staleIfError ?? .zero, request.staleIfError ?? .zero)
             let staleness = policy.staleness(of: stored.stored, now: now)
             return staleness > .zero && staleness <= allowed
+        }
+
+        /// Whether a stale stored response may be served at once while one background revalidation
+        /// runs (RFC 5861 §3): stale by no more than its `stale-while-revalidate`, nothing forbids
+        /// serving it stale (RFC 9111 §4.2.4), and the request does not ask for validation itself.
+        static func mayServeWhileRevalidating(
+            _ stored: CachedResponse, requestHeaders: HTTPHeaders, now: Date = Date()
+        ) -> Bool {
+            let request = HTTPCacheControl(fields(requestHeaders))
+            if request.noCache || request.noStore || request.maxAge != nil || request.minFresh != nil { return false }
+            if !requestHeaders.contains(name: "cache-control"),
+                requestHeaders[canonicalForm: "pragma"].contains(where: {
+                    $0.lowercased() == "no-cache"
+                })
+            {
+                return false
+            }
+            guard policy.mayServeStale(stored.stored),
+                let window = policy.responseControl(stored.stored.headers).staleWhileRevalidate
+            else { return false }
+            let staleness = policy.staleness(of: stored.stored, now: now)
+            return staleness > .zero && staleness <= window
+        }
+
+        /// Whether a stale stored response may answer when the origin could not be reached, refused
+        /// or reset the connection, or closed it before answering (RFC 9111 §4.2.4: a disconnected
+        /// cache may serve stale), unless `no-cache`, `must-revalidate`, or for a shared cache
+        /// `proxy-revalidate` or `s-maxage` forbid it, or the request asks for validation itself.
+        static func mayServeStaleWhenDisconnected(_ stored: CachedResponse, requestHeaders: HTTPHeaders) -> Bool {
+            let request = HTTPCacheControl(fields(requestHeaders))
+            if request.noCache || request.noStore { return false }
+            return policy.mayServeStale(stored.stored)
+        }
+
+        /// A request field's value as the proxy compares it for `Vary` (RFC 9111 §4.1): the field lines
+        /// joined, whitespace around them trimmed; `Accept-Language` also lower-cased and without
+        /// whitespace (language tags are case-insensitive, RFC 5646 §2.1.1).
+        static func varyValue(_ name: String, in headers: HTTPHeaders) -> String {
+            let value = headers[canonicalForm: name].map { $0.trimmingCharacters(in: .whitespaces) }.joined(
+                separator: ", ")
+            guard name.lowercased() == "accept-language" else { return value }
+            return String(value.lowercased().unicodeScalars.filter { $0 != " " && $0 != "\t" })
         }
 
         /// The stored headers updated with a `304 Not Modified`'s (§4.3.4).

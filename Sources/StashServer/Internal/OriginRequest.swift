@@ -1,0 +1,55 @@
+#if Serve
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// The request the proxy sends to the origin for a client's request.
+    enum OriginRequest {
+        /// The client's request as the origin gets it: end-to-end fields only (RFC 9110 §7.6.1), the
+        /// proxy's `Via` (§7.6.3) and forwarding fields (RFC 7239, see
+        /// ``ProxyHeaders/setForwarding(_:client:requestHost:options:)``), and, to revalidate
+        /// `stored`, the proxy's own validators in place of the client's (RFC 9111 §4.3.1).
+        ///
+        /// - Parameter wholeResponse: Leaves out `Range` and `If-Range`, to fetch the whole
+        ///   response that a range is then cut from (RFC 9111 §3.4).
+        static func make(
+            head: HTTPRequestHead, client: String, stored: CachedResponse?, context: ProxyContext,
+            wholeResponse: Bool = false
+        ) -> HTTPClientRequest {
+            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
+            var request = HTTPClientRequest(url: url)
+            // NIO spells M-SEARCH without its hyphen on the wire.
+            request.method = head.method == .MSEARCH ? .RAW(value: "M-SEARCH") : head.method
+            request.headers = ProxyHeaders.endToEnd(head.headers, excluding: ["host"])
+            ProxyHeaders.setForwarding(
+                &request.headers, client: client, requestHost: head.headers.first(name: "host"),
+                options: context.options)
+            ProxyHeaders.addVia(to: &request.headers, version: head.version)
+            if wholeResponse {
+                request.headers.remove(name: "range")
+                request.headers.remove(name: "if-range")
+            }
+            if let stored {
+                request.headers.remove(name: "if-none-match")
+                request.headers.remove(name: "if-modified-since")
+                if let etag = stored.headers.first(name: "etag") {
+                    request.headers.add(name: "If-None-Match", value: etag)
+                }
+                if let modified = stored.headers.first(name: "last-modified") {
+                    request.headers.add(name: "If-Modified-Since", value: modified)
+                }
+            }
+            return request
+        }
+
+        /// Whether a failure to get a response means the origin is unreachable or hung up (refused,
+        /// reset or closed), as opposed to a response that took too long.
+        static func isDisconnection(_ error: any Error) -> Bool {
+            if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .cancelled {
+                return false
+            }
+            return !(error is CancellationError)
+        }
+    }
+#endif

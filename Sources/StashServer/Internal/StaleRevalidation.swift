@@ -1,0 +1,94 @@
+#if Serve
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// RFC 5861 §3 `stale-while-revalidate`: a stale response inside its window is served at once,
+    /// and one revalidation per URL runs in the background, freshening or replacing the stored
+    /// response for the requests that follow.
+    enum StaleRevalidation {
+        /// Starts the background revalidation of `found` for the request `head`, unless one is
+        /// already running for `base`.
+        static func start(
+            _ found: ResponseStore.Found, base: String, head: HTTPRequestHead, client: String, context: ProxyContext
+        ) {
+            let isFirst = context.revalidations.withLock { $0.insert(base).inserted }
+            guard isFirst else { return }
+            Task {
+                await revalidate(found, base: base, head: head, client: client, context: context)
+                _ = context.revalidations.withLock { $0.remove(base) }
+            }
+        }
+
+        private static func revalidate(
+            _ found: ResponseStore.Found, base: String, head: HTTPRequestHead, client: String, context: ProxyContext
+        ) async {
+            var head = head
+            head.method = .GET
+            let request = OriginRequest.make(
+                head: head, client: client, stored: found.response, context: context, wholeResponse: true)
+            let requestTime = Date()
+            do {
+                let response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+                let responseTime = Date()
+                let status = Int(response.status.code)
+                let responseHeaders = ProxyHeaders.endToEnd(response.headers)
+                if status == 304 {
+                    for try await _ in response.body {}
+                    let headers = ServePolicy.headersAfterNotModified(
+                        stored: found.response.headers, notModified: responseHeaders)
+                    let updated = found.response.updating(
+                        headers: headers, requestTime: requestTime, responseTime: responseTime)
+                    await context.store.update(updated, key: found.key)
+                    return
+                }
+                guard
+                    let storable = ServePolicy.storableHeaders(
+                        method: .GET, requestHeaders: head.headers, status: status, responseHeaders: responseHeaders)
+                else {
+                    for try await _ in response.body {}
+                    // RFC 9111 §4.3.3: a full response that may not be stored still replaces the old one.
+                    if (200..<500).contains(status) { await context.store.invalidate(base: base) }
+                    return
+                }
+                let spool = BodySpool(memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory)
+                var complete = true
+                do {
+                    for try await chunk in response.body where complete {
+                        complete = spool.append(chunk, limit: context.maximumStoredBody)
+                    }
+                } catch {
+                    spool.discard()
+                    throw error
+                }
+                guard complete, ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders)
+                else {
+                    spool.discard()
+                    return
+                }
+                spool.close()
+                var headers = storable
+                headers.remove(name: "content-length")
+                headers.add(name: "Content-Length", value: String(spool.length))
+                var vary: [String: String] = [:]
+                for name in ResponseStore.varyNames(responseHeaders) {
+                    vary[name] = ResponseStore.fieldValue(name, in: head.headers)
+                }
+                let key = await context.store.storageKey(
+                    base: base, requestHeaders: head.headers, responseHeaders: responseHeaders)
+                let cached = CachedResponse(
+                    status: status, headers: headers, varyValues: vary, requestTime: requestTime,
+                    responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
+                if let file = spool.file {
+                    await context.store.store(cached, key: key, bodyFile: file)
+                    try? FileManager.default.removeItem(at: file)
+                } else {
+                    await context.store.store(cached, key: key)
+                }
+            } catch {
+                context.logger.debug("background revalidation of \(head.uri) failed: \(error)")
+            }
+        }
+    }
+#endif

@@ -1,0 +1,142 @@
+#if Serve
+    import Foundation
+    import Testing
+
+    /// Ranges served from stored responses (RFC 9110 §14, RFC 9111 §3.4).
+    @Suite(.serialized)
+    struct ServeRangeTests {
+        static let digits = Data("0123456789A".utf8)
+
+        /// RFC 9110 §14.1.2 and §15.3.7: a stored complete response answers a byte range, an open range
+        /// and a suffix range with `206` and `Content-Range`, without asking the origin.
+        @Test func storedResponseAnswersSingleRanges() async throws {
+            try await withProxy { origin, proxy in
+                origin.set(
+                    "/r", Origin.Reply(headers: [("Cache-Control", "max-age=600"), ("A", "1")], body: Self.digits))
+                _ = try await RawHTTP.request(port: proxy.port, "/r")
+                for (range, text, contentRange) in [
+                    ("bytes=0-1", "01", "bytes 0-1/11"), ("bytes=1-", "123456789A", "bytes 1-10/11"),
+                    ("bytes=-1", "A", "bytes 10-10/11"), ("bytes=9-99", "9A", "bytes 9-10/11"),
+                ] {
+                    let response = try await RawHTTP.request(port: proxy.port, "/r", headers: [("Range", range)])
+                    #expect(response.status == 206, "\(range)")
+                    #expect(response.text == text, "\(range)")
+                    #expect(response.header("content-range") == contentRange)
+                    #expect(response.header("content-length") == String(text.utf8.count))
+                    #expect(response.header("a") == "1")  // RFC 9111 §3.4: the stored fields
+                    #expect(response.header("age") != nil)
+                }
+                #expect(origin.count("/r") == 1)
+            }
+        }
+
+        /// RFC 9110 §14.6: several ranges are sent as `multipart/byteranges`, each part with its own
+        /// `Content-Range`.
+        @Test func severalRangesAreMultipart() async throws {
+            try await withProxy { origin, proxy in
+                origin.set(
+                    "/m",
+                    Origin.Reply(
+                        headers: [("Cache-Control", "max-age=600"), ("Content-Type", "text/plain")], body: Self.digits))
+                _ = try await RawHTTP.request(port: proxy.port, "/m")
+                let response = try await RawHTTP.request(port: proxy.port, "/m", headers: [("Range", "bytes=0-1,5-6")])
+                #expect(response.status == 206)
+                let type = try #require(response.header("content-type"))
+                #expect(type.hasPrefix("multipart/byteranges; boundary="))
+                let boundary = String(type.split(separator: "=").last ?? "")
+                let expected =
+                    "\r\n--\(boundary)\r\nContent-Type: text/plain\r\nContent-Range: bytes 0-1/11\r\n\r\n01"
+                    + "\r\n--\(boundary)\r\nContent-Type: text/plain\r\nContent-Range: bytes 5-6/11\r\n\r\n56"
+                    + "\r\n--\(boundary)--\r\n"
+                #expect(response.text == expected)
+                #expect(response.header("content-length") == String(expected.utf8.count))
+                #expect(origin.count("/m") == 1)
+            }
+        }
+
+        /// RFC 9110 §15.5.17: no satisfiable range gets `416` with `Content-Range: bytes */LENGTH`;
+        /// §14.2: a `Range` that does not parse is ignored (`200`).
+        @Test func unsatisfiableRangeIs416AndInvalidRangeIsIgnored() async throws {
+            try await withProxy { origin, proxy in
+                origin.set("/u", Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Self.digits))
+                _ = try await RawHTTP.request(port: proxy.port, "/u")
+                let beyond = try await RawHTTP.request(port: proxy.port, "/u", headers: [("Range", "bytes=50-60")])
+                #expect(beyond.status == 416)
+                #expect(beyond.header("content-range") == "bytes */11")
+                let invalid = try await RawHTTP.request(port: proxy.port, "/u", headers: [("Range", "bytes=5-1")])
+                #expect(invalid.status == 200)
+                #expect(invalid.body == Self.digits)
+                #expect(origin.count("/u") == 1)
+            }
+        }
+
+        /// RFC 9110 §13.1.5: `If-Range` with the stored strong entity-tag gets the range; with another
+        /// one, the whole response.
+        @Test func ifRangeSelectsRangeOrWholeResponse() async throws {
+            try await withProxy { origin, proxy in
+                origin.set(
+                    "/i",
+                    Origin.Reply(headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: Self.digits))
+                _ = try await RawHTTP.request(port: proxy.port, "/i")
+                let same = try await RawHTTP.request(
+                    port: proxy.port, "/i", headers: [("Range", "bytes=0-2"), ("If-Range", "\"v1\"")])
+                #expect(same.status == 206)
+                #expect(same.text == "012")
+                let other = try await RawHTTP.request(
+                    port: proxy.port, "/i", headers: [("Range", "bytes=0-2"), ("If-Range", "\"v0\"")])
+                #expect(other.status == 200)
+                #expect(other.body == Self.digits)
+                #expect(origin.count("/i") == 1)
+            }
+        }
+
+        /// RFC 9111 §3.4: a `Range` miss fetches the whole response once (without `Range`), stores it
+        /// and answers the range from it; the next ranges are hits.
+        @Test func rangeMissFetchesTheWholeResponseOnce() async throws {
+            try await withProxy { origin, proxy in
+                origin.set("/w", Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Self.digits))
+                let first = try await RawHTTP.request(port: proxy.port, "/w", headers: [("Range", "bytes=2-4")])
+                #expect(first.status == 206)
+                #expect(first.text == "234")
+                let second = try await RawHTTP.request(port: proxy.port, "/w", headers: [("Range", "bytes=-2")])
+                #expect(second.status == 206)
+                #expect(second.text == "9A")
+                #expect(origin.count("/w") == 1)
+                #expect(origin.requests("/w").first?.header("range") == nil)
+            }
+        }
+
+        /// `--range-fetch-limit`: a response longer than the limit is not fetched whole; the client's
+        /// range goes to the origin.
+        @Test func rangeAboveTheFetchLimitIsPassedThrough() async throws {
+            try await withProxy(["--range-fetch-limit", "1KiB"]) { origin, proxy in
+                origin.set("/big", Origin.Reply(headers: [("Cache-Control", "max-age=600")], streamedSize: 8192))
+                _ = try await RawHTTP.request(port: proxy.port, "/big", headers: [("Range", "bytes=0-9")])
+                #expect(origin.requests("/big").last?.header("range") == "bytes=0-9")
+            }
+        }
+
+        /// A body stored in a disk-tier file answers 100 random ranges with 0 origin requests, each
+        /// range cut from the file (RFC 9111 §3.4).
+        @Test func diskTierBodyAnswersRandomRangesWithoutTheOrigin() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-range-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withProxy(["--dir", directory.path, "--memory-limit", "1MiB"]) { origin, proxy in
+                let size = 4 * 1_048_576
+                origin.set("/seek", Origin.Reply(headers: [("Cache-Control", "max-age=600")], streamedSize: size))
+                let whole = try await RawHTTP.request(port: proxy.port, "/seek")
+                #expect(whole.body.count == size)
+                var generator = SystemRandomNumberGenerator()
+                for _ in 0..<100 {
+                    let start = Int.random(in: 0..<size, using: &generator)
+                    let end = min(size - 1, start + Int.random(in: 0..<100_000, using: &generator))
+                    let response = try await RawHTTP.request(
+                        port: proxy.port, "/seek", headers: [("Range", "bytes=\(start)-\(end)")])
+                    #expect(response.status == 206)
+                    #expect(response.body == whole.body[start...end])
+                }
+                #expect(origin.count("/seek") == 1)
+            }
+        }
+    }
+#endif
