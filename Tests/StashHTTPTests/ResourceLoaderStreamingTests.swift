@@ -34,8 +34,10 @@ struct ResourceLoaderStreamingTests {
                     // measured 9–39 MB on an idle 2-core machine, so the bound is three quarters of
                     // the body (async-http-client's back-pressured path is checked in
                     // StashTransportTests).
-                    #expect(peak - baseline < 48 * 1024)
-                    #expect(hwmAfter - baseline < 48 * 1024)
+                    if !BuildProducts.isSanitized {
+                        #expect(peak - baseline < 48 * 1024)
+                        #expect(hwmAfter - baseline < 48 * 1024)
+                    }
                     #expect(try #require(fields["largestBuffered"].flatMap { Int($0) }) < 32 * 1024)
                     let file = URL(fileURLWithPath: try #require(fields["file"]))
                     #expect(try TestBody.fileMatches(file, size: size, seed: 11))

@@ -21,6 +21,18 @@ enum BuildProducts {
         #endif
     }
 
+    /// Whether the tests run under AddressSanitizer or ThreadSanitizer (`scripts/sanitize`): their
+    /// runtimes keep freed memory in quarantine and shadow every page, so figures of resident memory
+    /// say nothing about the code's own, and tests skip those assertions only.
+    static let isSanitized: Bool = {
+        #if os(Linux)
+            let everyImage: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+        #else
+            let everyImage = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+        #endif
+        return dlsym(everyImage, "__asan_init") != nil || dlsym(everyImage, "__tsan_init") != nil
+    }()
+
     struct NotFound: Error, CustomStringConvertible { var description: String }
 
     /// The executable `name` in the products directory, or in one up to four levels above it.
