@@ -65,6 +65,9 @@
             ///
             /// Defaults to `true`.
             public var checksOrigin: Bool
+            /// Called on the disk thread before each read of the disk tier, with the key: lets a test
+            /// hold a read up.
+            package var beforeDiskRead: (@Sendable (String) -> Void)?
 
             /// Creates a configuration for `origin` with the defaults above.
             ///

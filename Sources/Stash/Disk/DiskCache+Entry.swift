@@ -247,6 +247,15 @@ extension DiskCache {
     public func entry(forKey key: String) async throws -> Entry? {
         try await offload { try self.entry(forKey: key) }
     }
+
+    /// ``entry(forKey:)`` with the value's bytes read, both off the caller's executor: what a
+    /// reader that wants attributes and bytes together (the HTTP loader's disk hit) needs.
+    package func attributesAndData(forKey key: String) async throws -> (attributes: Attributes, data: Data)? {
+        try await offload {
+            guard let entry = try self.entry(forKey: key) else { return nil }
+            return (entry.attributes, try entry.data())
+        }
+    }
 }
 
 extension POSIXFile {

@@ -38,6 +38,19 @@ extension MemoryCache {
         _ = displaced  // Released here, outside the lock.
         return isStored
     }
+
+    /// Whether ``promoteValue(_:forKey:cost:timeToLive:)`` would store a value of `cost` for
+    /// `key` now, decided (and a refusal counted in the sketch) without the value: lets a caller
+    /// skip reading a value that memory would not keep.
+    ///
+    /// - Complexity: O(1).
+    public func admitsPromotion(forKey key: Key, cost: Int) -> Bool {
+        let key = HashedKey(key)
+        return mutate(shard(for: key)) { state, _ in
+            state.catchUp()
+            return cost <= state.entryCostLimit && state.admitsPromotion(key, cost: cost)
+        }
+    }
 }
 
 extension MemoryCache.State {
@@ -54,7 +67,6 @@ extension MemoryCache.State {
         // This request counts: an admitted value records it as it is stored.
         if victim == Int.max || storage.admission.estimate(fingerprint) + 1 > victim { return true }
         storage.admission.recordMiss(fingerprint, entries: storage.count, widens: false)
-        statistics.notAdmitted += 1
         return false
     }
 }

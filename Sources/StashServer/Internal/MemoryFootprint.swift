@@ -1,0 +1,28 @@
+#if Serve
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// What keeps the proxy's anonymous memory near its memory tier's limit beyond charging the tier
+    /// what its entries really hold: glibc's arenas and the memory free() leaves mapped.
+    enum MemoryFootprint {
+        /// Limits glibc to two malloc arenas (unless `MALLOC_ARENA_MAX` says otherwise).
+        ///
+        /// glibc gives a thread that meets a locked arena an arena of its own, up to eight per core:
+        /// a body allocated on an event loop and freed by a disk thread leaves free memory in an arena
+        /// that other threads do not reuse, so the heap grows with the thread count.
+        static func limitArenas() {
+            #if canImport(Glibc)
+                if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(M_ARENA_MAX, 2) }
+            #endif
+        }
+
+        /// Returns the free memory at the top of each arena and whole free pages inside them to the
+        /// system (`malloc_trim(3)`). Walks every arena: run it off the event loops, every few seconds.
+        static func trim() {
+            #if canImport(Glibc)
+                _ = malloc_trim(0)
+            #endif
+        }
+    }
+#endif

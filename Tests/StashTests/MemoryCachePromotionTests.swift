@@ -1,0 +1,48 @@
+import Testing
+
+@testable import Stash
+
+/// `MemoryCache.promoteValue`: a lower tier's hit enters memory only when the adaptive policy's
+/// sketch rates it above what it would evict.
+@Suite struct MemoryCachePromotionTests {
+    /// A full cache whose 100 entries were each read 3 times.
+    static func hotCache() -> MemoryCache<String, Int> {
+        let cache = MemoryCache<String, Int>(countLimit: 100, policy: .adaptive, shards: 1)
+        for key in 0..<100 { cache["hot\(key)"] = key }
+        for _ in 0..<3 { for key in 0..<100 { _ = cache["hot\(key)"] } }
+        return cache
+    }
+
+    @Test func aRefusedOneOffEvictsNothing() {
+        let cache = Self.hotCache()
+        let evictions = cache.statistics.evictions
+        for key in 0..<500 {
+            #expect(!cache.promoteValue(-1, forKey: "cold\(key)"), "cold\(key)")
+        }
+        #expect((0..<100).allSatisfy { cache.containsValue(forKey: "hot\($0)") })
+        #expect(cache.statistics.evictions == evictions)
+    }
+
+    @Test func aKeyReadFromDiskAgainAndAgainGetsInAndEvicts() {
+        let cache = Self.hotCache()
+        var admitted = false
+        for _ in 0..<8 where !admitted { admitted = cache.promoteValue(1, forKey: "rising") }
+        #expect(admitted)
+        #expect(cache["rising"] == 1)
+        #expect((0..<100).filter { cache.containsValue(forKey: "hot\($0)") }.count == 99)
+    }
+
+    @Test func aValueThatFitsInFreeRoomIsAlwaysStored() {
+        let cache = MemoryCache<String, Int>(countLimit: 100, policy: .adaptive, shards: 1)
+        #expect(cache.promoteValue(1, forKey: "a"))
+        #expect(cache["a"] == 1)
+        #expect(cache.promoteValue(2, forKey: "a"))
+        #expect(cache["a"] == 2)
+    }
+
+    @Test func otherPoliciesAlwaysStore() {
+        let cache = MemoryCache<String, Int>(countLimit: 2, policy: .leastRecentlyUsed, shards: 1)
+        for key in ["a", "b", "c"] { #expect(cache.promoteValue(0, forKey: key)) }
+        #expect(!cache.containsValue(forKey: "a"))
+    }
+}
