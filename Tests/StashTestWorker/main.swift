@@ -98,7 +98,9 @@ case "replace-loop":
         var step = 0
         while true {
             let valueSeed = generator.next()
-            let size = step % 2 == 0 ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 9000...200_000, using: &generator)
+            let size =
+                step % 2 == 0
+                ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 9000...200_000, using: &generator)
             try cache.store(
                 generate(size, seed: valueSeed), forKey: "one", metadata: DiskCache.Metadata(etag: "\(valueSeed)"))
             step += 1

@@ -20,8 +20,7 @@ extension MemoryCache {
     /// - Returns: `true` when the value was stored.
     /// - Complexity: O(1) amortized, plus O(k) for k evicted entries when it is stored.
     @discardableResult
-    public func promoteValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool
-    {
+    public func promoteValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool {
         let cost = cost ?? costFunction?(value) ?? 1
         precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
         let timeToLive = timeToLive ?? defaultTimeToLive

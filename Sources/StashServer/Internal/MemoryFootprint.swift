@@ -17,8 +17,10 @@
             #endif
         }
 
-        /// Returns the free memory at the top of each arena and whole free pages inside them to the
-        /// system (`malloc_trim(3)`). Walks every arena: run it off the event loops, every few seconds.
+        /// Returns free memory to the system with `malloc_trim(3)`.
+        ///
+        /// Releases the free memory at the top of each arena and the whole free pages inside them.
+        /// Walks every arena: run it off the event loops, every few seconds.
         static func trim() {
             #if canImport(Glibc)
                 _ = malloc_trim(0)

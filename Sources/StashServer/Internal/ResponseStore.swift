@@ -99,6 +99,22 @@
 
         /// The response stored for a request in any tier, filling the tiers above the one that had it.
         func lookUp(base: String, requestHeaders: HTTPHeaders) async -> Found? {
+            if shared == nil, let disk, case .none = markers.withLock({ $0[base] }) {
+                // A URL not seen since the start: neither its marker nor any response is in memory.
+                // Its marker and its entry are read in one trip to a disk thread.
+                let read = try? await offLoop { () -> (VaryMarker?, Found?) in
+                    let marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
+                    let key =
+                        marker.map { self.variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
+                    return (marker, self.diskLookUp(key: key))
+                }
+                guard let (marker, found) = read else { return nil }
+                markers.withLock { markers in
+                    if case .none = markers[base] { markers[base] = .some(marker) }
+                }
+                guard let found, matches(found.response, requestHeaders) else { return nil }
+                return found
+            }
             let marker = await varyMarker(base: base)
             let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
             if let response = memory.value(forKey: key), matches(response, requestHeaders) {
@@ -122,8 +138,9 @@
             return try await diskPool.runIfActive(body)
         }
 
-        /// One read of the disk tier (``DiskCache/entry(forKey:)``): the stored head and the body
-        /// from one snapshot. An inline body comes in memory; a value file is read into memory
+        /// One read of the disk tier, ``DiskCache/entry(forKey:)``.
+        ///
+        /// The stored head and the body come from one snapshot. An inline body comes in memory; a value file is read into memory
         /// only when the memory tier admits it (its frequency sketch rates it above what it would
         /// evict), and is otherwise left open for `sendfile`. Blocks: run it off the event loops.
         func diskLookUp(key: String) -> Found? {
@@ -218,14 +235,21 @@
             if metadata == nil, let shared {
                 metadata = (try? await shared.entry(forKey: key))?.metadata
             }
-            let marker = metadata.flatMap { metadata -> VaryMarker? in
-                guard let names = metadata.extra["serve.vary-names"],
-                    let generation = metadata.extra["serve.generation"]
-                else { return nil }
-                return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
-            }
+            let marker = metadata.flatMap { Self.marker(from: $0) }
             markers.withLock { $0[base] = .some(marker) }
             return marker
+        }
+
+        /// The marker a `serve-vary` entry's metadata records, if any.
+        private static func marker(from metadata: DiskCache.Metadata) -> VaryMarker? {
+            guard let names = metadata.extra["serve.vary-names"], let generation = metadata.extra["serve.generation"]
+            else { return nil }
+            return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
+        }
+
+        private static func marker(_ attributes: DiskCache.Attributes??) -> VaryMarker? {
+            guard case .some(.some(let attributes)) = attributes else { return nil }
+            return marker(from: attributes.metadata)
         }
 
         private func variantKey(base: String, marker: VaryMarker, requestHeaders: HTTPHeaders) -> String {
@@ -331,7 +355,10 @@
         private func fill(_ response: CachedResponse, key: String, fromShared: Bool) async {
             // A body collected chunk by chunk sits in a buffer up to twice its length: memory
             // keeps an exact copy, so that it is charged what it holds.
-            let response = response.body.map { $0.capacity > $0.readableBytes ? response.holding(Self.exactBuffer($0.readableBytesView)) : response } ?? response
+            let response =
+                response.body.map {
+                    $0.capacity > $0.readableBytes ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
+                } ?? response
             if response.bodyLength <= memoryItemLimit {
                 memory.setValue(response, forKey: key)
             } else {

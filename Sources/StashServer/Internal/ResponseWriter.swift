@@ -41,7 +41,8 @@
             record.headSent = true
             channel.write(
                 HTTPServerResponsePart.head(
-                    HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)),
+                    HTTPResponseHead(
+                        version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)),
                 promise: nil)
         }
 

@@ -33,8 +33,10 @@ import Testing
         return value(data.count, seed: seed) == data ? seed : nil
     }
 
-    /// Checks one read: intact bytes whose seed is the one the metadata was stored with, and the
-    /// attributes' size is the bytes' length. Returns whether the value was a file.
+    /// Checks one read; returns whether the value was a file.
+    ///
+    /// The bytes must be intact, their seed the one the metadata was stored with, and the
+    /// attributes' size their length.
     static func check(_ entry: DiskCache.Entry) throws -> Bool {
         let bytes = try entry.data()
         let seed = seed(of: bytes)
@@ -125,7 +127,8 @@ import Testing
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(
                 directory: dir,
-                configuration: .init(sizeLimit: .bytes(50_000_000), inlineThreshold: .bytes(8192), writeMode: .immediate))
+                configuration: .init(
+                    sizeLimit: .bytes(50_000_000), inlineThreshold: .bytes(8192), writeMode: .immediate))
             let (process, output) = try Worker.start(["replace-loop", dir.path, "5"])
             defer {
                 kill(process.processIdentifier, SIGKILL)
