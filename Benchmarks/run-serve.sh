@@ -129,27 +129,35 @@ function request()
     return wrk.format("GET", path)
 end
 LUA
-# The warm pass: every object once; each thread takes every other object and stops after its share.
-cat >"$work/warm.lua" <<LUA
-local paths = {}
-for line in io.lines("$work/objects.txt") do paths[#paths + 1] = line end
-local threads = 0
-function setup(thread) thread:set("id", threads); threads = threads + 1 end
-local id, step, next_index, done, share
-function init(args)
-    id = tonumber(wrk.thread:get("id")); step = 2
-    next_index = id + 1; done = 0; share = math.floor((#paths - id + step - 1) / step)
-end
-function request()
-    local path = paths[next_index] or paths[1]
-    next_index = next_index + step
-    return wrk.format("GET", path)
-end
-function response(status, headers, body)
-    done = done + 1
-    if done >= share then wrk.thread:stop() end
-end
-LUA
+# The warm pass: every object once, over CONNECTIONS keep-alive connections (wrk cannot stop after a
+# count); prints the seconds it took and fails on any status but 200.
+cat >"$work/warm.py" <<'PY'
+import asyncio, sys, time
+port, connections, names = int(sys.argv[1]), int(sys.argv[2]), open(sys.argv[3]).read().split()
+async def worker(queue):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    while queue:
+        path = queue.pop()
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        if lines[0].split()[1] != "200": raise SystemExit(f"{path}: {lines[0]}")
+        length = next((int(l.split(":", 1)[1]) for l in lines if l.lower().startswith("content-length:")), None)
+        if length is not None:
+            await reader.readexactly(length)
+            continue
+        while True:  # chunked
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0: break
+    writer.close()
+async def main():
+    queue = list(reversed(names))
+    start = time.monotonic()
+    await asyncio.gather(*(worker(queue) for _ in range(connections)))
+    print(f"{time.monotonic() - start:.2f}")
+asyncio.run(main())
+PY
 
 # --- The servers ---------------------------------------------------------------------------------
 cat >"$work/origin/nginx.conf" <<CONF
@@ -355,9 +363,7 @@ for proxy in $proxies; do sample_memory "$proxy"; done
 # The warm pass, timed: every object once (misses through the proxies).
 for proxy in $proxies; do
     [[ $proxy == ceiling ]] && continue
-    start=$(date +%s.%N)
-    wrk -t2 -c"$connections" -d300s -s "$work/warm.lua" "http://127.0.0.1:${port[$proxy]}" >"$work/warm-$proxy.out"
-    seconds=$(python3 -c "print(f'{$(date +%s.%N) - $start:.2f}')")
+    seconds=$(python3 "$work/warm.py" "${port[$proxy]}" "$connections" "$work/objects.txt")
     printf 'warm\t0\t%s\t%s\n' "$proxy" "$seconds" >>"$results"
     echo "first pass $proxy: $seconds s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
