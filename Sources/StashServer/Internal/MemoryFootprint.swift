@@ -1,6 +1,12 @@
 #if Serve
     #if canImport(Glibc)
         import Glibc
+
+        // <malloc.h> is not part of the Glibc module.
+        @_silgen_name("mallopt") private func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
+        @_silgen_name("malloc_trim") private func malloc_trim(_ pad: Int) -> Int32
+        /// `M_ARENA_MAX` of <malloc.h>.
+        private let arenaMaximumParameter: Int32 = -8
     #endif
 
     /// What keeps the proxy's anonymous memory near its memory tier's limit beyond charging the tier
@@ -13,7 +19,7 @@
         /// that other threads do not reuse, so the heap grows with the thread count.
         static func limitArenas() {
             #if canImport(Glibc)
-                if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(M_ARENA_MAX, 2) }
+                if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMaximumParameter, 2) }
             #endif
         }
 

@@ -108,7 +108,8 @@
                         marker.map { self.variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
                     return (marker, self.diskLookUp(key: key))
                 }
-                guard let (marker, found) = read else { return nil }
+                guard let read else { return nil }
+                let (marker, found) = read
                 markers.withLock { markers in
                     if case .none = markers[base] { markers[base] = .some(marker) }
                 }
@@ -247,9 +248,8 @@
             return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
         }
 
-        private static func marker(_ attributes: DiskCache.Attributes??) -> VaryMarker? {
-            guard case .some(.some(let attributes)) = attributes else { return nil }
-            return marker(from: attributes.metadata)
+        private static func marker(_ attributes: DiskCache.Attributes?) -> VaryMarker? {
+            attributes.flatMap { marker(from: $0.metadata) }
         }
 
         private func variantKey(base: String, marker: VaryMarker, requestHeaders: HTTPHeaders) -> String {
