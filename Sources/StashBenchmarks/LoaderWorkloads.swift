@@ -2,6 +2,10 @@ import Foundation
 import Stash
 import StashHTTP
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Answers every request with one cacheable body: fills the cache once, before the timed reads.
 private struct FixedTransport: HTTPTransport {
     let body: Data
