@@ -41,7 +41,7 @@ func loaderDiskHit(runs: Int, sizes: [Int]) async throws {
             configuration: configuration)
         let urls = (0..<200).map { URL(string: "http://bench.invalid/\($0)")! }
         for url in urls { _ = try await loader.data(for: ResourceRequest(url)) }
-        try cache.flush()
+        try await cache.flush()
         let keys = urls.map(\.absoluteString)
         let passes = 10
         func time(_ body: () async throws -> Void) async rethrows -> [Double] {
