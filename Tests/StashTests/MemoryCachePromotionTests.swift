@@ -13,14 +13,23 @@ import Testing
         return cache
     }
 
+    /// One-off disk hits between reads of the hot set: a refused one changes no entry, and
+    /// (almost) none is admitted; the hot set stays. A sketch estimate can collide, so a few may get in.
     @Test func aRefusedOneOffEvictsNothing() {
         let cache = Self.hotCache()
-        let evictions = cache.statistics.evictions
+        var admitted = 0
         for key in 0..<500 {
-            #expect(!cache.promoteValue(-1, forKey: "cold\(key)"), "cold\(key)")
+            for hot in stride(from: key % 5, to: 100, by: 5) { _ = cache["hot\(hot)"] }
+            let evictions = cache.statistics.evictions
+            if cache.promoteValue(-1, forKey: "cold\(key)") {
+                admitted += 1
+            } else {
+                #expect(cache.statistics.evictions == evictions, "cold\(key)")
+                #expect(!cache.containsValue(forKey: "cold\(key)"))
+            }
         }
-        #expect((0..<100).allSatisfy { cache.containsValue(forKey: "hot\($0)") })
-        #expect(cache.statistics.evictions == evictions)
+        #expect(admitted <= 10, "\(admitted) of 500 one-off hits admitted")
+        #expect((0..<100).filter { cache.containsValue(forKey: "hot\($0)") }.count >= 100 - admitted)
     }
 
     @Test func aKeyReadFromDiskAgainAndAgainGetsInAndEvicts() {

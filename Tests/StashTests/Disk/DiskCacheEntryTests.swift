@@ -114,7 +114,11 @@ import Testing
             defer { stop.withLock { $0 = true } }
             var files = 0
             var inline = 0
-            for _ in 0..<3000 {
+            // At least 3000 reads, and on until both kinds were seen (the writer may start late).
+            let deadline = ContinuousClock.now + .seconds(60)
+            var reads = 0
+            while reads < 3000 || (files == 0 || inline == 0) && ContinuousClock.now < deadline {
+                reads += 1
                 guard let entry = try cache.entry(forKey: "one") else { continue }
                 if try Self.check(entry) { files += 1 } else { inline += 1 }
             }
@@ -137,7 +141,11 @@ import Testing
             #expect(Worker.waitForLines(output, prefix: "progress", count: 2))
             var files = 0
             var inline = 0
-            for _ in 0..<3000 {
+            // At least 3000 reads, and on until both kinds were seen (the writer may start late).
+            let deadline = ContinuousClock.now + .seconds(60)
+            var reads = 0
+            while reads < 3000 || (files == 0 || inline == 0) && ContinuousClock.now < deadline {
+                reads += 1
                 guard let entry = try cache.entry(forKey: "one") else { continue }
                 if try Self.check(entry) { files += 1 } else { inline += 1 }
             }
