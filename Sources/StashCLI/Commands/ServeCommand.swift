@@ -44,7 +44,7 @@
         @Option(
             name: .customLong("memory-limit"),
             help: ArgumentHelp(
-                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each). The process needs up to 64 MiB more (runtime, SQLite's page caches, the disk tier's staging area, bodies in flight).",
+                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each). Beyond it the process needs a fixed overhead (runtime, SQLite's page caches, the disk tier's staging area, bodies in flight), meant to stay within 64 MiB.",
                 valueName: "size"))
         var memoryLimitText: String?
 
