@@ -142,7 +142,7 @@ let package = Package(
         ),
 
         // Benchmarks. StashBenchmarks needs only Stash; the others need the server stack.
-        .executableTarget(name: "StashBenchmarks", dependencies: ["Stash"]),
+        .executableTarget(name: "StashBenchmarks", dependencies: ["Stash", "StashHTTP"]),
         // 300 downloads from a loopback origin with each transport.
         .executableTarget(
             name: "StashTransportBenchmarks",

@@ -8,6 +8,7 @@
 //                                        [--write-mode immediate|write-behind] [--json]
 //   swift run -c release StashBenchmarks scaling --entries N [--round R] [--dir PARENT] [--template DIR]
 //   swift run -c release StashBenchmarks hit-throughput [--dir PARENT]
+//   swift run -c release StashBenchmarks loader-disk-hit [--runs N] [--sizes 1024,16384,…]
 //   swift run -c release StashBenchmarks memory-tier [--runs N] [--hits N] [--threads 1,2,4]
 //                                        [--parts hits,sets,cache] [--only mutex,lru-list,memory-lru,…]
 //
@@ -75,6 +76,10 @@ do {
         let round = option("--round").flatMap(Int.init) ?? 0
         let template = option("--template").map { URL(fileURLWithPath: $0) }
         for line in try ScalingWorkloads(entries: entries, round: round, template: template).run() { print(line) }
+
+    case "loader-disk-hit":
+        let sizes = option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1024, 16384, 131_072]
+        try await loaderDiskHit(runs: runs, sizes: sizes)
 
     case "hit-throughput":
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path

@@ -160,7 +160,17 @@ extension ResourceLoader {
         attributes prefetched: DiskCache.Attributes?? = nil
     ) async throws -> (response: ResourceResponse, attributes: DiskCache.Attributes)? {
         let found: DiskCache.Attributes?
-        if let prefetched { found = prefetched } else { found = try await liveAttributes(forKey: key) }
+        // A disk hit delivered as data is one read of the disk tier: the attributes with the bytes.
+        var bytes: Data?
+        if let prefetched {
+            found = prefetched
+        } else if delivery == .data {
+            let entry = try await cache.attributesAndData(forKey: key)
+            found = entry?.attributes
+            bytes = entry?.data
+        } else {
+            found = try await liveAttributes(forKey: key)
+        }
         guard let attributes = found else { return nil }
         var source = ResourceResponse.Source.disk
         var revalidates = false
@@ -189,7 +199,9 @@ extension ResourceLoader {
             if revalidates { return nil }
             throw failure
         }
-        guard let body = try await read(key, delivery: delivery) else { return nil }
+        let read: ResourceResponse.Body? =
+            if let bytes { .data(bytes) } else { try await read(key, delivery: delivery) }
+        guard let body = read else { return nil }
         if revalidates { revalidateInBackground(request, url: url, key: key) }
         return (ResourceResponse(body: body, cacheKey: key, metadata: attributes.metadata, source: source), attributes)
     }

@@ -87,6 +87,9 @@
             ///
             /// Defaults to 256 MiB.
             public var rangeFetchLimit: ByteCount
+            /// Called on the disk thread before each read of the disk tier, with the key: lets a test
+            /// hold a read up.
+            package var beforeDiskRead: (@Sendable (String) -> Void)?
 
             /// Creates a configuration for `origin` with the defaults above.
             ///

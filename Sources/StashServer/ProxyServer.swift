@@ -25,6 +25,8 @@
         /// The configuration the server was created with.
         public let configuration: Configuration
         private let group: MultiThreadedEventLoopGroup
+        /// Runs the disk tier's reads and stores, so that no event loop waits for the disk.
+        private let diskPool: NIOThreadPool
         private let state = LockedValue(RunState())
         private let stopped = LockedValue<[CheckedContinuation<Void, Never>]?>([])
         private let logger: Logger
@@ -37,6 +39,7 @@
             var connections: [ObjectIdentifier: any Channel] = [:]
             var isStopping = false
             var logFlusher: RepeatedTask?
+            var trimmer: RepeatedTask?
         }
 
         /// Creates a server; ``start()`` opens the cache and starts listening.
@@ -67,7 +70,13 @@
             self.configuration = configuration
             self.logger = logger
             self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.workers)
+            self.diskPool = NIOThreadPool(numberOfThreads: Self.diskThreads(workers: configuration.workers))
+            MemoryFootprint.limitArenas()
         }
+
+        /// Disk-tier threads: as many as event loops, at least two, so that one slow read (a page
+        /// that is not resident) does not hold the others up, and at most 8.
+        static func diskThreads(workers: Int) -> Int { min(8, max(2, workers)) }
 
         /// The port the server listens on, once started (the system's pick for port 0).
         public var port: Int? { state.withLock { $0.server?.localAddress?.port } }
@@ -101,10 +110,11 @@
             clientConfiguration.connectionPool.retryConnectionEstablishment = false
             clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
             let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
+            diskPool.start()
             let store = ResponseStore(
                 origin: configuration.origin, memoryLimit: configuration.memoryLimit.bytes, disk: disk,
                 shared: configuration.sharedTier, sharedItemLimit: configuration.sharedItemLimit.bytes,
-                logger: logger)
+                logger: logger, diskPool: diskPool, beforeDiskRead: configuration.beforeDiskRead)
             let accessLog = try configuration.accessLogPath.map { try AccessLog(path: $0) }
             let context = ProxyContext(
                 origin: configuration.origin, store: store, client: client, metrics: ProxyMetrics(),
@@ -131,6 +141,13 @@
                     throw Self.bindError(error, host: configuration.host, port: metricsPort, what: "metrics endpoint")
                 }
             }
+            // Memory the memory tier released goes back to the system (see MemoryFootprint).
+            let diskPool = diskPool
+            let trimLoop = group.next()
+            let trimmer = trimLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
+                _ = diskPool.runIfActive(eventLoop: trimLoop) { MemoryFootprint.trim() }
+            }
+            state.withLock { $0.trimmer = trimmer }
             if let accessLog {
                 // Lines reach the log within a second even when few requests arrive.
                 let flusher = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
@@ -260,12 +277,16 @@
             }
             try? await everyClose.get()
             forceClose.cancel()
-            state.withLock { $0.logFlusher?.cancel() }
+            state.withLock {
+                $0.logFlusher?.cancel()
+                $0.trimmer?.cancel()
+            }
             if let context {
                 try? await context.client.shutdown()
                 context.accessLog?.flush()
                 try? FileManager.default.removeItem(at: context.spoolDirectory)
             }
+            try? await diskPool.shutdownGracefully()
             disk?.close()
             try? await group.shutdownGracefully()
             let waiters = stopped.withLock { waiters -> [CheckedContinuation<Void, Never>] in

@@ -25,6 +25,8 @@
 //                                            itself first, with sqlite-first); report SQLite's
 //                                            memory_used counter
 //   StashTestWorker write-fixture DIR        write the migration fixture (Tests/StashTests/Fixtures)
+//   StashTestWorker replace-loop DIR SEED    overwrite the key `one` forever (immediate writes), each
+//                                            value's seed in its etag, inline and file sizes mixed
 //
 // Every value is self-describing: an 8-byte seed followed by bytes generated from it, so a
 // reader can tell a complete, correct value from a torn or mixed-up one.
@@ -90,6 +92,28 @@ let directory = URL(fileURLWithPath: arguments[2])
 let seed = arguments.count > 3 ? UInt64(arguments[3]) ?? 1 : 1
 
 switch arguments[1] {
+case "replace-loop":
+    var generator = Generator(state: seed)
+    do {
+        let cache = try DiskCache(
+            directory: directory,
+            configuration: DiskCache.Configuration(
+                sizeLimit: .bytes(50_000_000), inlineThreshold: .bytes(8192), writeMode: .immediate))
+        var step = 0
+        while true {
+            let valueSeed = generator.next()
+            let size =
+                step % 2 == 0
+                ? Int.random(in: 8...8000, using: &generator) : Int.random(in: 9000...200_000, using: &generator)
+            try cache.store(
+                generate(size, seed: valueSeed), forKey: "one", metadata: DiskCache.Metadata(etag: "\(valueSeed)"))
+            step += 1
+            if step % 5 == 0 { say("progress \(step)") }
+        }
+    } catch {
+        fail("replace-loop failed: \(error)")
+    }
+
 case "write-loop":
     var generator = Generator(state: seed)
     do {

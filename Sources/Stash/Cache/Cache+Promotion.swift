@@ -10,10 +10,12 @@ extension Cache {
         // interleave with this read is seen before the value is promoted.
         let snapshot = mutations.beginRead(memoryKey)
         defer { mutations.endRead(snapshot) }
-        guard let bytes = try disk.data(forKey: key) else {
+        // One read: the bytes with the attributes of the same entry (its expiry bounds the promotion).
+        guard let entry = try disk.entry(forKey: key) else {
             counters.withLock { $0.misses += 1 }
             return nil
         }
+        let bytes = try entry.data()
         let value: Value
         do {
             value = try codec.decode(bytes)
@@ -22,23 +24,17 @@ extension Cache {
             return nil
         }
         counters.withLock { $0.diskHits += 1 }
-        promote(value, key: key, memoryKey: memoryKey, snapshot: snapshot)
+        promote(value, key: key, memoryKey: memoryKey, attributes: entry.attributes, snapshot: snapshot)
         return value
     }
 
-    /// Keeps a value just read from disk in memory, for no longer than the disk entry lives,
-    /// unless a store or removal of the key overlapped the read.
-    private func promote(_ value: Value, key: String, memoryKey: CacheKey, snapshot: MutationTracker.Snapshot) {
+    /// Keeps a value just read from disk in memory, for no longer than the disk entry lives
+    /// (`attributes`, read with the value), unless a store or removal of the key overlapped the read.
+    private func promote(
+        _ value: Value, key: String, memoryKey: CacheKey, attributes: DiskCache.Attributes,
+        snapshot: MutationTracker.Snapshot
+    ) {
         guard mutations.isUnchanged(since: snapshot) else { return }
-        let attributes: DiskCache.Attributes?
-        do {
-            attributes = try disk.attributes(forKey: key)
-        } catch {
-            // Deliberately tolerated: the value was read and is returned; not promoting it only
-            // costs the next read a trip to disk, which reports the failure if it persists.
-            return
-        }
-        guard let attributes else { return }  // removed or evicted since the read
         var diskTimeToLive: Duration?
         if !attributes.isPinned, let expires = attributes.expires {
             let remaining = expires.timeIntervalSince(disk.configuration.clock())

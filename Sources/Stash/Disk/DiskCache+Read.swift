@@ -167,7 +167,7 @@ extension DiskCache {
 
     /// The attributes of a staged value; a store that keeps the pinned state (`pinned: nil`)
     /// takes it from the committed entry.
-    private func stagedAttributes(_ value: StagingArea.StagedValue, forKey key: String) throws -> Attributes {
+    func stagedAttributes(_ value: StagingArea.StagedValue, forKey key: String) throws -> Attributes {
         let isPinned: Bool
         if let pinned = value.pinned {
             isPinned = pinned
@@ -235,7 +235,7 @@ extension DiskCache {
 
     /// The entry in a row of `SELECT key, id, size, file, checksum, expires, pinned, data` of
     /// `entries`.
-    private static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
+    static func storedEntry(_ row: SQLiteRow) -> StoredEntry {
         StoredEntry(
             id: row.int64(1), size: row.int(2), file: row.text(3), checksum: UInt64(bitPattern: row.int64(4)),
             expires: row.optionalDouble(5), isPinned: row.int(6) != 0,
@@ -255,7 +255,7 @@ extension DiskCache {
     }
 
     /// `true` for an expired, unpinned entry, which is then removed.
-    private func isExpired(_ entry: StoredEntry, key: String) throws -> Bool {
+    func isExpired(_ entry: StoredEntry, key: String) throws -> Bool {
         guard !entry.isPinned, let expires = entry.expires else { return false }
         let now = configuration.clock()
         guard expires <= now.timeIntervalSince1970 else { return false }
@@ -267,7 +267,7 @@ extension DiskCache {
     }
 
     /// Drops an entry whose bytes are damaged, if the row is still the one that was read.
-    private func dropDamaged(_ entry: StoredEntry, key: String, reason: String) throws {
+    func dropDamaged(_ entry: StoredEntry, key: String, reason: String) throws {
         if try removeRow(entry, onlyIfExpiredBefore: nil), let file = entry.file {
             removeValueFile(file)  // a leftover file is reclaimed as an orphan
         }

@@ -39,6 +39,10 @@
         /// The status line and ``servedHeaders`` in HTTP/1.1, encoded once: a memory-tier hit writes
         /// them with only its own `Age` (and `Connection: close`) and the blank line after them.
         let encodedHead: ByteBuffer
+        /// What the response costs the memory tier: the body's buffer, the encoded head, and the
+        /// fields kept three times over (``headers``, ``servedHeaders``, ``stored``), each field
+        /// as two strings and an element, plus the objects around them.
+        let memoryCost: Int
 
         init(
             status: Int, headers: HTTPHeaders, varyValues: [String: String], requestTime: Date, responseTime: Date,
@@ -64,7 +68,18 @@
             var encoded = ByteBufferAllocator().buffer(capacity: 512)
             ResponseEncoder.encodeHead(status: HTTPResponseStatus(statusCode: status), headers: served, into: &encoded)
             self.encodedHead = encoded
+            var fieldBytes = 0
+            for (name, value) in headers { fieldBytes += name.utf8.count + value.utf8.count + Self.perFieldCost }
+            for (name, value) in varyValues { fieldBytes += name.utf8.count + value.utf8.count + Self.perFieldCost }
+            self.memoryCost = (body?.capacity ?? 0) + encoded.capacity + 3 * fieldBytes + Self.fixedCost
         }
+
+        /// One field's overhead beyond its bytes: two string allocations (malloc rounds each to
+        /// 16 bytes, with a 32-byte header) and its element in the array or `HTTPFields`.
+        static let perFieldCost = 96
+        /// The objects every stored response has: this one, the `StoredResponse`, the arrays and
+        /// dictionary, the memory tier's key and entry, with malloc's overhead.
+        static let fixedCost = 1024
 
         /// The same response with other headers and times, as a `304 Not Modified` leaves it (§4.3.4).
         func updating(headers: HTTPHeaders, requestTime: Date, responseTime: Date) -> CachedResponse {

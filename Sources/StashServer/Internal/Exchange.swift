@@ -115,9 +115,11 @@
             var headers = response.headers
             headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
             ProxyHeaders.addVia(to: &headers, version: head.version)
-            try await writer.head(status: response.status, headers: headers)
+            writer.queueHead(status: response.status, headers: headers)
             if let body = response.body {
-                try await writer.body(body)
+                writer.queueBody(body)
+            } else if let entry = found.entry {
+                try await writer.body(entry: entry, length: response.bodyLength)
             } else if let file = found.file {
                 try await writer.body(fileAt: file, length: response.bodyLength)
             }
@@ -188,7 +190,8 @@
                     headers: headers, requestTime: requestTime, responseTime: responseTime)
                 await context.store.update(updated, key: stored.key)
                 try await serve(
-                    ResponseStore.Found(response: updated, tier: stored.tier, key: stored.key, file: stored.file),
+                    ResponseStore.Found(
+                        response: updated, tier: stored.tier, key: stored.key, file: stored.file, entry: stored.entry),
                     status: .revalidated)
                 return
             }

@@ -3,7 +3,14 @@
     import Logging
     import NIOCore
     import NIOHTTP1
+    import NIOPosix
     import Stash
+
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
 
     /// The proxy's cache chain, memory → disk → shared, with its key scheme.
     ///
@@ -27,6 +34,10 @@
             var key: String
             /// The disk-tier file holding the body, for a body too large for memory.
             var file: URL?
+            /// The disk-tier entry the response was read from, when its body was left in its value
+            /// file: ``DiskCache/Entry/fileDescriptor`` is open on that file (the entry's own,
+            /// even if the key is overwritten meanwhile) for as long as this is kept.
+            var entry: DiskCache.Entry?
         }
 
         struct VaryMarker: Sendable, Equatable {
@@ -42,18 +53,25 @@
         /// Bodies up to this length are written to the shared tier.
         let sharedItemLimit: Int
         let logger: Logger
+        /// The bounded pool that runs the disk tier's reads and stores, so that neither an event
+        /// loop nor a Swift concurrency thread waits for SQLite or the disk; `nil`: on the caller.
+        let diskPool: NIOThreadPool?
+        /// Called before each disk-tier read (a test's injected delay).
+        let beforeDiskRead: (@Sendable (String) -> Void)?
         private let origin: String
         /// Base key → the URL's `Vary` marker; `nil` value: known to have none.
         private let markers = LockedValue([String: VaryMarker?]())
 
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
-            logger: Logger
+            logger: Logger, diskPool: NIOThreadPool? = nil, beforeDiskRead: (@Sendable (String) -> Void)? = nil
         ) {
+            self.beforeDiskRead = beforeDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
             self.memory = MemoryCache(
-                costLimit: memoryLimit, entryCostLimitRatio: 0.125, cost: { $0.bodyLength + 512 })
+                costLimit: memoryLimit, entryCostLimitRatio: 0.125, cost: { $0.memoryCost })
+            self.diskPool = diskPool
             self.disk = disk
             self.shared = shared
             self.sharedItemLimit = sharedItemLimit
@@ -81,41 +99,108 @@
 
         /// The response stored for a request in any tier, filling the tiers above the one that had it.
         func lookUp(base: String, requestHeaders: HTTPHeaders) async -> Found? {
+            if shared == nil, let disk, case .none = markers.withLock({ $0[base] }) {
+                // A URL not seen since the start: neither its marker nor any response is in memory.
+                // Its marker and its entry are read in one trip to a disk thread.
+                let read = try? await offLoop { () -> (VaryMarker?, Found?) in
+                    let marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
+                    let key =
+                        marker.map { self.variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
+                    return (marker, self.diskLookUp(key: key))
+                }
+                guard let read else { return nil }
+                let (marker, found) = read
+                markers.withLock { markers in
+                    if case .none = markers[base] { markers[base] = .some(marker) }
+                }
+                guard let found, matches(found.response, requestHeaders) else { return nil }
+                return found
+            }
             let marker = await varyMarker(base: base)
             let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
             if let response = memory.value(forKey: key), matches(response, requestHeaders) {
                 return Found(response: response, tier: .memory, key: key)
             }
-            if let found = diskLookUp(key: key), matches(found.response, requestHeaders) { return found }
+            if disk != nil, let found = try? await offLoop({ self.diskLookUp(key: key) }) ?? nil,
+                matches(found.response, requestHeaders)
+            {
+                return found
+            }
             if let response = await sharedLookUp(key: key), matches(response, requestHeaders) {
-                fill(response, key: key, fromShared: true)
+                await fill(response, key: key, fromShared: true)
                 return Found(response: response, tier: .shared, key: key)
             }
             return nil
         }
 
-        private func diskLookUp(key: String) -> Found? {
+        /// Runs a disk-tier operation on ``diskPool`` (on the caller without one).
+        func offLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+            guard let diskPool else { return try body() }
+            return try await diskPool.runIfActive(body)
+        }
+
+        /// One read of the disk tier, ``DiskCache/entry(forKey:)``.
+        ///
+        /// The stored head and the body come from one snapshot. An inline body comes in memory; a value file is read into memory
+        /// only when the memory tier admits it (its frequency sketch rates it above what it would
+        /// evict), and is otherwise left open for `sendfile`. Blocks: run it off the event loops.
+        func diskLookUp(key: String) -> Found? {
             guard let disk else { return nil }
+            beforeDiskRead?(key)
             do {
-                guard let attributes = try disk.attributes(forKey: key) else { return nil }
-                if attributes.size <= memoryItemLimit {
-                    guard let data = try disk.data(forKey: key), data.count == attributes.size,
-                        try disk.attributes(forKey: key)?.created == attributes.created,
+                guard let entry = try disk.entry(forKey: key) else { return nil }
+                let size = entry.attributes.size
+                let metadata = entry.attributes.metadata
+                if let bytes = entry.inlineBytes {
+                    guard bytes.count == size,
                         let response = CachedResponse(
-                            metadata: attributes.metadata, body: ByteBuffer(bytes: data), bodyLength: data.count)
+                            metadata: metadata, body: Self.exactBuffer(bytes), bodyLength: size)
                     else { return nil }
+                    if size <= memoryItemLimit { memory.promoteValue(response, forKey: key) }
+                    return Found(response: response, tier: .disk, key: key)
+                }
+                guard let descriptor = entry.fileDescriptor,
+                    let head = CachedResponse(metadata: metadata, body: nil, bodyLength: size)
+                else { return nil }
+                if size <= memoryItemLimit,
+                    memory.admitsPromotion(forKey: key, cost: head.memoryCost + size),
+                    let body = Self.read(descriptor, count: size)
+                {
+                    let response = head.holding(body)
                     memory.setValue(response, forKey: key)
                     return Found(response: response, tier: .disk, key: key)
                 }
-                guard let file = try disk.fileURL(forKey: key),
-                    try disk.attributes(forKey: key)?.created == attributes.created,
-                    let response = CachedResponse(metadata: attributes.metadata, body: nil, bodyLength: attributes.size)
-                else { return nil }
-                return Found(response: response, tier: .disk, key: key, file: file)
+                return Found(response: head, tier: .disk, key: key, entry: entry)
             } catch {
                 logger.warning("disk tier lookup of '\(key)' failed: \(error)")
                 return nil
             }
+        }
+
+        /// A buffer of exactly `bytes`' length holding them: what the memory tier charges is
+        /// what it holds.
+        static func exactBuffer(_ bytes: some Collection<UInt8>) -> ByteBuffer {
+            var buffer = ByteBufferAllocator().buffer(capacity: bytes.count)
+            buffer.writeBytes(bytes)
+            return buffer
+        }
+
+        /// A buffer of exactly `count` bytes read from an open file with `pread(2)`; `nil` when
+        /// the file is shorter or cannot be read.
+        static func read(_ descriptor: Int32, count: Int) -> ByteBuffer? {
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            guard count > 0 else { return buffer }
+            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw -> Int in
+                var done = 0
+                while done < count {
+                    let n = pread(descriptor, raw.baseAddress! + done, count - done, off_t(done))
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0 else { break }
+                    done += n
+                }
+                return done
+            }
+            return read == count ? buffer : nil
         }
 
         private func sharedLookUp(key: String) async -> CachedResponse? {
@@ -146,19 +231,25 @@
             let key = "serve-vary \(base)"
             var metadata: DiskCache.Metadata?
             if let disk {
-                metadata = (try? await disk.attributes(forKey: key))?.metadata
+                metadata = (try? await offLoop { try disk.attributes(forKey: key) })?.metadata
             }
             if metadata == nil, let shared {
                 metadata = (try? await shared.entry(forKey: key))?.metadata
             }
-            let marker = metadata.flatMap { metadata -> VaryMarker? in
-                guard let names = metadata.extra["serve.vary-names"],
-                    let generation = metadata.extra["serve.generation"]
-                else { return nil }
-                return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
-            }
+            let marker = metadata.flatMap { Self.marker(from: $0) }
             markers.withLock { $0[base] = .some(marker) }
             return marker
+        }
+
+        /// The marker a `serve-vary` entry's metadata records, if any.
+        private static func marker(from metadata: DiskCache.Metadata) -> VaryMarker? {
+            guard let names = metadata.extra["serve.vary-names"], let generation = metadata.extra["serve.generation"]
+            else { return nil }
+            return VaryMarker(names: names.split(separator: ",").map(String.init), generation: generation)
+        }
+
+        private static func marker(_ attributes: DiskCache.Attributes?) -> VaryMarker? {
+            attributes.flatMap { marker(from: $0.metadata) }
         }
 
         private func variantKey(base: String, marker: VaryMarker, requestHeaders: HTTPHeaders) -> String {
@@ -229,7 +320,7 @@
 
         /// Keeps a response whose whole body is `body` in every tier.
         func store(_ response: CachedResponse, key: String) async {
-            fill(response, key: key, fromShared: false)
+            await fill(response, key: key, fromShared: false)
             if let shared, let body = response.body, body.readableBytes <= sharedItemLimit {
                 do {
                     try await shared.store(
@@ -246,8 +337,9 @@
         func store(_ response: CachedResponse, key: String, bodyFile file: URL) async {
             _ = memory.removeValue(forKey: key)
             guard let disk else { return }
+            let metadata = response.metadata
             do {
-                try await disk.store(fileAt: file, forKey: key, moving: true, metadata: response.metadata)
+                try await offLoop { try disk.store(fileAt: file, forKey: key, moving: true, metadata: metadata) }
             } catch {
                 logger.warning("could not store '\(key)' on disk: \(error)")
             }
@@ -260,15 +352,22 @@
             }
         }
 
-        private func fill(_ response: CachedResponse, key: String, fromShared: Bool) {
+        private func fill(_ response: CachedResponse, key: String, fromShared: Bool) async {
+            // A body collected chunk by chunk sits in a buffer up to twice its length: memory
+            // keeps an exact copy, so that it is charged what it holds.
+            let response =
+                response.body.map {
+                    $0.capacity > $0.readableBytes ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
+                } ?? response
             if response.bodyLength <= memoryItemLimit {
                 memory.setValue(response, forKey: key)
             } else {
                 _ = memory.removeValue(forKey: key)
             }
             guard let disk, let body = response.body else { return }
+            let metadata = response.metadata
             do {
-                try disk.store(Data(body.readableBytesView), forKey: key, metadata: response.metadata)
+                try await offLoop { try disk.store(Data(body.readableBytesView), forKey: key, metadata: metadata) }
             } catch {
                 // The response is still served; only the disk copy is missing.
                 logger.warning("could not store '\(key)' on disk: \(error)")
@@ -280,8 +379,9 @@
             if response.body != nil, response.bodyLength <= memoryItemLimit {
                 memory.setValue(response, forKey: key)
             }
+            let metadata = response.metadata
             do {
-                _ = try disk?.updateMetadata(response.metadata, forKey: key)
+                if let disk { _ = try await offLoop { try disk.updateMetadata(metadata, forKey: key) } }
             } catch {
                 logger.warning("could not update '\(key)' on disk: \(error)")
             }

@@ -2,6 +2,7 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
+    import Stash
 
     #if canImport(Glibc)
         import Glibc
@@ -29,6 +30,45 @@
                 version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
             record.headSent = true
             try await channel.writeAndFlush(HTTPServerResponsePart.head(head))
+        }
+
+        /// Queues the response head without waiting: the write that follows (a body part, or
+        /// ``end()``) flushes it, so that a stored response costs one wait, not one per part.
+        mutating func queueHead(status: Int, headers: HTTPHeaders) {
+            var headers = headers
+            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+            record.status = status
+            record.headSent = true
+            channel.write(
+                HTTPServerResponsePart.head(
+                    HTTPResponseHead(
+                        version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)),
+                promise: nil)
+        }
+
+        /// Queues a body part that is already in memory without waiting (see ``queueHead(status:headers:)``).
+        mutating func queueBody(_ buffer: ByteBuffer) {
+            guard !isHead, buffer.readableBytes > 0 else { return }
+            record.bytes += buffer.readableBytes
+            channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+        }
+
+        /// Sends `length` bytes of a disk-tier entry's open value file with `sendfile`: the file the
+        /// entry was read from, even if the key was overwritten since.
+        mutating func body(entry: DiskCache.Entry, length: Int) async throws {
+            guard !isHead, length > 0, let open = entry.fileDescriptor else { return }
+            let descriptor = dup(open)
+            guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+            record.bytes += length
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: length)
+            do {
+                try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
+            } catch {
+                try? handle.close()
+                throw error
+            }
+            try handle.close()
         }
 
         /// Sends a part of the body and waits until the socket took it.

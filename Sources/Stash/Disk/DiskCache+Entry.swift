@@ -1,0 +1,312 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension DiskCache {
+    /// One entry as a single read of the index saw it: its attributes together with its bytes
+    /// (a value kept in the index) or its open file (a value file).
+    ///
+    /// Returned by ``entry(forKey:)``. The attributes and the bytes come from the same row, so
+    /// they always belong together: an overwrite of the key after the read changes neither. An
+    /// open file stays readable for as long as the `Entry` lives, even when the key is
+    /// overwritten, removed or evicted meanwhile (the file is then unlinked, not truncated); the
+    /// descriptor is closed when the `Entry` is released.
+    public final class Entry: Sendable {
+        /// The entry's size, dates, metadata and validators, as the read found them.
+        public let attributes: Attributes
+        /// The value, when it is kept in the index (or staged in memory): `nil` for a value file.
+        public let inlineBytes: Data?
+        /// A read-only descriptor of the value file, positioned at its start; `nil` for a value
+        /// kept in the index.
+        ///
+        /// Owned by the `Entry`, which closes it when released: read it with `pread(2)`, send it
+        /// with `sendfile(2)`, or `dup(2)` it to keep it longer.
+        public let fileDescriptor: Int32?
+
+        init(attributes: Attributes, inlineBytes: Data?, fileDescriptor: Int32?) {
+            self.attributes = attributes
+            self.inlineBytes = inlineBytes
+            self.fileDescriptor = fileDescriptor
+        }
+
+        deinit {
+            if let fileDescriptor { _ = Foundation.close(fileDescriptor) }
+        }
+
+        /// The value's bytes: the inline bytes, or the whole file read through the open
+        /// descriptor.
+        ///
+        /// - Throws: ``StashError`` with ``StashError/Code/io`` when the file cannot be read.
+        /// - Complexity: O(*n*) in the value's length.
+        public func data() throws -> Data {
+            try bytes(in: 0..<attributes.size)
+        }
+
+        /// The bytes of the value in `range` (clamped to the value's length).
+        ///
+        /// - Throws: ``StashError`` with ``StashError/Code/io`` when the file cannot be read.
+        /// - Complexity: O(*n*) in the range's length.
+        public func bytes(in range: Range<Int>) throws -> Data {
+            let lower = min(max(0, range.lowerBound), attributes.size)
+            let upper = min(max(lower, range.upperBound), attributes.size)
+            if let inlineBytes {
+                let start = inlineBytes.startIndex
+                return inlineBytes.subdata(in: (start + lower)..<(start + upper))
+            }
+            guard let fileDescriptor else { return Data() }
+            do {
+                return try POSIXFile.read(fileDescriptor, offset: lower, count: upper - lower)
+            } catch {
+                throw StashError(
+                    .io, "Cannot read the value file of '\(attributes.key)': \(error).", cause: error)
+            }
+        }
+    }
+
+    /// The entry stored under `key`, its attributes with its bytes or its open file, from one
+    /// read of the index; `nil` when there is none or it has expired.
+    ///
+    /// Use it where you need both what ``attributes(forKey:)`` and what ``data(forKey:)`` return:
+    /// one index lookup instead of two, and no second read to check that the first is still
+    /// true, since both come from one snapshot. A value kept in the index comes as
+    /// ``Entry/inlineBytes``; a value file comes open, as ``Entry/fileDescriptor``, without
+    /// reading it (``Entry/data()`` reads it). Counts as an access, as ``data(forKey:)`` does.
+    ///
+    /// Never returns a file that is not the entry's: value files are never rewritten in place,
+    /// so the file opened is the one the row names; a file missing (an overwrite removed it
+    /// between the lookup and the open) makes the read look again. A value file with the wrong
+    /// length (or, with ``Configuration/verifiesChecksums``, the wrong checksum) is a miss, and
+    /// its entry is dropped.
+    ///
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key,
+    ///   ``StashError/Code/corrupt`` when the index is damaged, ``StashError/Code/io`` when a
+    ///   file cannot be opened.
+    /// - Complexity: O(log *N*), plus O(*n*) in the value's length for an inline value or a
+    ///   verified file.
+    public func entry(forKey key: String) throws -> Entry? {
+        try Self.validate(key: key)
+        for _ in 0..<3 {
+            switch try stagedEntry(key) {
+            case .notStaged: break
+            case .moved: continue
+            case .absent:
+                counters.withLock { $0.misses += 1 }
+                return nil
+            case .entry(let entry):
+                counted(hit: entry, key: key)
+                return entry
+            }
+            guard let (stored, attributes) = try lookUpEntry(key), try !isExpired(stored, key: key) else {
+                counters.withLock { $0.misses += 1 }
+                return nil
+            }
+            if let inline = stored.inline {
+                guard inline.count == stored.size else {
+                    try dropDamaged(
+                        stored, key: key, reason: "inline value has \(inline.count) bytes, expected \(stored.size)")
+                    return nil
+                }
+                if configuration.verifiesChecksums && Checksum.of(inline) != stored.checksum {
+                    try dropDamaged(stored, key: key, reason: "checksum mismatch")
+                    return nil
+                }
+                let entry = Entry(attributes: attributes, inlineBytes: inline, fileDescriptor: nil)
+                counted(hit: entry, key: key)
+                return entry
+            }
+            guard let file = stored.file else {
+                try dropDamaged(stored, key: key, reason: "entry has neither inline bytes nor a file")
+                return nil
+            }
+            let path = path(forFile: file)
+            let opened: POSIXFile.OpenResult
+            do {
+                opened = try POSIXFile.openForReading(path, expectedSize: stored.size)
+            } catch {
+                throw readError(error, "Cannot open the value for '\(key)' at \(path)")
+            }
+            switch opened {
+            case .opened(let descriptor):
+                let entry = Entry(attributes: attributes, inlineBytes: nil, fileDescriptor: descriptor)
+                if configuration.verifiesChecksums, try Checksum.of(entry.data()) != stored.checksum {
+                    try dropDamaged(stored, key: key, reason: "checksum mismatch")
+                    return nil
+                }
+                counted(hit: entry, key: key)
+                return entry
+            case .missing:
+                // An overwrite or removal may have deleted the file after the lookup: look again.
+                if try lookUp(key)?.file != file { continue }
+                try dropDamaged(stored, key: key, reason: "value file \(file) is missing")
+                return nil
+            case .wrongSize(let actual):
+                if try lookUp(key)?.file != file { continue }
+                try dropDamaged(
+                    stored, key: key, reason: "value file \(file) has \(actual) bytes, expected \(stored.size)")
+                return nil
+            }
+        }
+        counters.withLock { $0.misses += 1 }
+        return nil
+    }
+
+    private func counted(hit entry: Entry, key: String) {
+        recordAccess(Self.utf8(key), at: configuration.clock())
+        counters.withLock { stats in
+            stats.hits += 1
+            stats.bytesRead += entry.attributes.size
+        }
+    }
+
+    private enum StagedEntry {
+        case notStaged
+        case absent
+        case entry(Entry)
+        case moved
+    }
+
+    /// What ``entry(forKey:)`` finds in the staging area: a staged value comes with the
+    /// attributes staged with it.
+    private func stagedEntry(_ key: String) throws -> StagedEntry {
+        guard let operation = stagedChange(forKey: key) else { return .notStaged }
+        guard case .store(let value) = operation.change,
+            value.isLive(at: configuration.clock().timeIntervalSince1970)
+        else { return .absent }
+        let attributes = try stagedAttributes(value, forKey: key)
+        switch value.source {
+        case .inline(let data):
+            return .entry(Entry(attributes: attributes, inlineBytes: data, fileDescriptor: nil))
+        case .file(let temporary):
+            let opened: POSIXFile.OpenResult
+            do {
+                opened = try POSIXFile.openForReading(temporary.path, expectedSize: value.size)
+            } catch {
+                throw readError(error, "Cannot open the staged value for '\(key)' at \(temporary.path)")
+            }
+            guard case .opened(let descriptor) = opened else {
+                // The writer renamed the file into place: its commit decides where the value is.
+                commitStagedNow()
+                return .moved
+            }
+            return .entry(Entry(attributes: attributes, inlineBytes: nil, fileDescriptor: descriptor))
+        }
+    }
+
+    /// One indexed read of the row under the key's id, with everything ``Attributes`` holds
+    /// and the bytes of an inline value; the key index only for a displaced entry.
+    private func lookUpEntry(_ key: String) throws -> (StoredEntry, Attributes)? {
+        let keyBytes = Self.utf8(key)
+        let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
+        func decode(_ row: SQLiteRow) -> (StoredEntry, Attributes) {
+            let accessed = Date(timeIntervalSince1970: row.double(9))
+            let attributes = Attributes(
+                key: key, size: row.int(2), created: Date(timeIntervalSince1970: row.double(8)),
+                lastAccess: max(accessed, pendingAccess ?? accessed),
+                expires: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
+                isPinned: row.int(6) != 0, isInline: row.isNull(3),
+                metadata: Metadata(
+                    contentType: row.text(10), etag: row.text(11), lastModified: row.text(12),
+                    extra: Self.decodeExtra(row.text(13))))
+            return (Self.storedEntry(row), attributes)
+        }
+        return try wrapIndexErrors {
+            try index.read { db in
+                var key = key
+                let direct = try key.withUTF8 { keyBytes in
+                    try db.first(
+                        """
+                        SELECT e.key, e.id, e.size, e.file, e.checksum, e.expires, e.pinned, e.data, e.created,
+                            s.accessed, e.content_type, e.etag, e.last_modified, e.extra
+                        FROM entries e JOIN states s ON s.seq = e.seq WHERE e.id = ?1
+                        """,
+                        bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
+                    ) { row in row.blob(0, equals: keyBytes) ? decode(row) : nil }
+                }
+                if let direct, let found = direct { return found }
+                guard try Self.hasDisplacedEntries(db) else { return nil }
+                return try db.first(
+                    """
+                    SELECT e.key, e.id, e.size, e.file, e.checksum, e.expires, e.pinned, e.data, e.created,
+                        s.accessed, e.content_type, e.etag, e.last_modified, e.extra
+                    FROM entries e JOIN states s ON s.seq = e.seq WHERE e.key = ?1 AND e.displaced = 1
+                    """, bindingKey: key, map: decode)
+            }
+        }
+    }
+
+    /// ``entry(forKey:)`` without blocking the caller's executor.
+    ///
+    /// - Throws: As ``entry(forKey:)``.
+    /// - Complexity: As ``entry(forKey:)``.
+    public func entry(forKey key: String) async throws -> Entry? {
+        try await offload { try self.entry(forKey: key) }
+    }
+
+    /// ``entry(forKey:)`` with the value's bytes read, both off the caller's executor: what a
+    /// reader that wants attributes and bytes together (the HTTP loader's disk hit) needs.
+    package func attributesAndData(forKey key: String) async throws -> (attributes: Attributes, data: Data)? {
+        try await offload {
+            guard let entry = try self.entry(forKey: key) else { return nil }
+            return (entry.attributes, try entry.data())
+        }
+    }
+}
+
+extension POSIXFile {
+    enum OpenResult {
+        case opened(Int32)
+        case missing
+        case wrongSize(actual: Int)
+    }
+
+    /// Opens a regular file of `expectedSize` bytes for reading.
+    static func openForReading(_ path: String, expectedSize: Int) throws(POSIXErrorCode) -> OpenResult {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return .missing }
+            throw error("open \(path)")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = error("fstat \(path)")
+            close(fd)
+            throw failure
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .missing
+        }
+        guard Int(info.st_size) == expectedSize else {
+            close(fd)
+            return .wrongSize(actual: Int(info.st_size))
+        }
+        return .opened(fd)
+    }
+
+    /// `count` bytes of an open file from `offset`, with `pread(2)`; fewer at its end.
+    static func read(_ fd: Int32, offset: Int, count: Int) throws(POSIXErrorCode) -> Data {
+        guard count > 0 else { return Data() }
+        guard let buffer = malloc(count) else {
+            throw POSIXErrorCode(operation: "allocate \(count) bytes", errno: ENOMEM)
+        }
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer + done, count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                let failure = error("pread")
+                free(buffer)
+                throw failure
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return Data(bytesNoCopy: buffer, count: done, deallocator: .free)
+    }
+}

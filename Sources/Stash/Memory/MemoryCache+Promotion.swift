@@ -1,0 +1,71 @@
+extension MemoryCache {
+    /// Stores a value read from a slower tier (a disk hit) only when the eviction policy says it
+    /// is worth more than what it would push out; returns whether it was stored.
+    ///
+    /// Where ``setValue(_:forKey:cost:timeToLive:)`` always keeps the newcomer, this keeps it
+    /// only when it fits in free room, replaces the key's own entry, or, under
+    /// ``MemoryEvictionPolicy/adaptive``, when the frequency sketch estimates more recent
+    /// requests for it (this one included) than for the least valuable of the entries it would
+    /// evict first: the window's oldest entry and the main queue's. A refused value changes no
+    /// entry; its request is counted in the sketch, so that a key read from disk again and again
+    /// gets in. A one-off read of a large working set therefore cannot push the hot set out.
+    /// Under the other policies it behaves as ``setValue(_:forKey:cost:timeToLive:)``.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - cost: What the value costs against ``costLimit``; as in
+    ///     ``setValue(_:forKey:cost:timeToLive:)``.
+    ///   - timeToLive: How long the value is served. Defaults to ``defaultTimeToLive``.
+    /// - Returns: `true` when the value was stored.
+    /// - Complexity: O(1) amortized, plus O(k) for k evicted entries when it is stored.
+    @discardableResult
+    public func promoteValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool {
+        let cost = cost ?? costFunction?(value) ?? 1
+        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
+        let timeToLive = timeToLive ?? defaultTimeToLive
+        let expiry = timeToLive.map { clock() + $0 }
+        let isAcceptable = timeToLive.map { $0 > .zero } ?? true
+        let key = HashedKey(key)
+        let (isStored, displaced) = mutate(shard(for: key)) { state, evictions -> (Bool, Value?) in
+            state.catchUp()
+            guard state.admitsPromotion(key, cost: cost) else { return (false, nil) }
+            let displaced = state.store(
+                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: isAcceptable, evictions: &evictions)
+            return (isAcceptable && state.storage.slot(forKey: key) != nil, displaced)
+        }
+        _ = displaced  // Released here, outside the lock.
+        return isStored
+    }
+
+    /// Whether ``promoteValue(_:forKey:cost:timeToLive:)`` would store a value of `cost` for
+    /// `key` now, decided (and a refusal counted in the sketch) without the value: lets a caller
+    /// skip reading a value that memory would not keep.
+    ///
+    /// - Complexity: O(1).
+    public func admitsPromotion(forKey key: Key, cost: Int) -> Bool {
+        let key = HashedKey(key)
+        return mutate(shard(for: key)) { state, _ in
+            state.catchUp()
+            return cost <= state.entryCostLimit && state.admitsPromotion(key, cost: cost)
+        }
+    }
+}
+
+extension MemoryCache.State {
+    /// Whether a value read from a slower tier may enter (see ``MemoryCache/promoteValue(_:forKey:cost:timeToLive:)``);
+    /// counts a refused one's request in the sketch.
+    mutating func admitsPromotion(_ key: MemoryCache.HashedKey, cost: Int) -> Bool {
+        guard policy.kind == .adaptive, storage.slot(forKey: key) == nil else { return true }
+        if storage.totalCost + cost <= costLimit && storage.count < countLimit { return true }
+        let fingerprint = UInt32(truncatingIfNeeded: key.hash)
+        var victim = Int.max
+        for slot in [storage.small.tail, storage.main.tail] where slot != MemoryCache.Storage.none {
+            victim = min(victim, storage.admission.estimate(storage.nodes[slot].fingerprint))
+        }
+        // This request counts: an admitted value records it as it is stored.
+        if victim == Int.max || storage.admission.estimate(fingerprint) + 1 > victim { return true }
+        storage.admission.recordMiss(fingerprint, entries: storage.count, widens: false)
+        return false
+    }
+}
