@@ -76,6 +76,8 @@
                     throw ServeFailure.storedFileVanished
                 }
                 try await writer.body(slice)
+            } else if let entry = found.entry {
+                try await writer.body(entry: entry, offset: range.lowerBound, length: range.count)
             } else if let file = found.file {
                 try await writer.body(fileAt: file, offset: range.lowerBound, length: range.count)
             }

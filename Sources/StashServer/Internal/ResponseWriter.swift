@@ -53,15 +53,16 @@
             channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
         }
 
-        /// Sends `length` bytes of a disk-tier entry's open value file with `sendfile`: the file the
-        /// entry was read from, even if the key was overwritten since.
-        mutating func body(entry: DiskCache.Entry, length: Int) async throws {
+        /// Sends `length` bytes from `offset` of a disk-tier entry's open value file with `sendfile`:
+        /// the file the entry was read from, even if the key was overwritten since; only those bytes
+        /// are read, however large the file.
+        mutating func body(entry: DiskCache.Entry, offset: Int = 0, length: Int) async throws {
             guard !isHead, length > 0, let open = entry.fileDescriptor else { return }
             let descriptor = dup(open)
             guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             record.bytes += length
-            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: length)
+            let region = FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length)
             do {
                 try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
             } catch {
