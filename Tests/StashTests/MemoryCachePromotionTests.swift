@@ -13,8 +13,10 @@ import Testing
         return cache
     }
 
-    /// One-off disk hits between reads of the hot set: a refused one changes no entry, and
-    /// (almost) none is admitted; the hot set stays. A sketch estimate can collide, so a few may get in.
+    /// One-off disk hits between reads of the hot set leave the hot set in place.
+    ///
+    /// A refused one changes no entry, and (almost) none is admitted: a sketch estimate can
+    /// collide, so a few may get in.
     @Test func aRefusedOneOffEvictsNothing() {
         let cache = Self.hotCache()
         var admitted = 0
