@@ -19,8 +19,9 @@ import Testing
                 _ = sql.utf8.withContiguousStorageIfAvailable { addresses.insert(Int(bitPattern: $0.baseAddress)) }
                 #expect(try db.first(sql) { $0.int(0) } == i % 2, "turn \(i)")
             }
-            // The test means something only if some address came back.
-            #expect(addresses.count < 200)
+            // The test means something only if some address came back; AddressSanitizer
+            // quarantines freed memory, so none does under it (the answers are still checked).
+            if !BuildProducts.isSanitized { #expect(addresses.count < 200) }
         }
     }
 
