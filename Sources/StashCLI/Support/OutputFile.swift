@@ -202,9 +202,18 @@
                 try data.withUnsafeBytes { try writeAll($0, to: descriptor, into: "\(kind.name) at \(path)") }
             }
             // A block device's writes sit in the page cache until synced.
-            if kind == .blockDevice, fsync(descriptor) != 0 { throw fail(errno: errno, at: path) }
+            if kind == .blockDevice, Self.sync(descriptor) != 0 { throw fail(errno: errno, at: path) }
             closed = true
             if close(descriptor) != 0, errno != EINTR { throw fail(errno: errno, at: path) }
+        }
+
+        /// Flushes `descriptor` to the drive: on Apple platforms `fsync` leaves the data in the
+        /// drive's cache, so `F_FULLFSYNC` is tried first (`fsync` where the file system refuses it).
+        static func sync(_ descriptor: Int32) -> Int32 {
+            #if canImport(Darwin)
+                if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+            #endif
+            return fsync(descriptor)
         }
 
         /// A stream connection to the Unix-domain socket at `path`.
@@ -326,7 +335,7 @@
                 }
                 try data.withUnsafeBytes { try writeAll($0, to: descriptor, into: temporary) }
                 // Durable before it is visible: a crash never leaves an empty file under the name.
-                guard fsync(descriptor) == 0 else { throw fail(errno: errno, at: temporary) }
+                guard Self.sync(descriptor) == 0 else { throw fail(errno: errno, at: temporary) }
             }
             // Refuse to rename over something that appeared or was swapped in since the check.
             var now = stat()

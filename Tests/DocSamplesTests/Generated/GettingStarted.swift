@@ -24,12 +24,20 @@ import StashHTTP
 
 /// Sources/Stash/Stash.docc/GettingStarted.md, sample 4.
 @MainActor func sampleGettingStarted4() throws {
-    try cache.store(data, forKey: "photo-42")
-    try cache.flush()  // now every process sees it
+    if let entry = try cache.entry(forKey: "photo-42") {
+        print(entry.attributes.size, entry.attributes.metadata.etag ?? "no etag")
+        show(try entry.data())
+    }
 }
 
 /// Sources/Stash/Stash.docc/GettingStarted.md, sample 5.
 @MainActor func sampleGettingStarted5() throws {
+    try cache.store(data, forKey: "photo-42")
+    try cache.flush()  // now every process sees it
+}
+
+/// Sources/Stash/Stash.docc/GettingStarted.md, sample 6.
+@MainActor func sampleGettingStarted6() throws {
     let photos = try Cache(directory: .caches("photos"), memoryCountLimit: 500, codec: .json(Photo.self))
     try photos.store(photo, forKey: "photo-42")
     let hit = try photos.valueAndTier(forKey: "photo-42")  // (photo, .memory)
