@@ -83,24 +83,4 @@
             }
         }
     }
-
-    extension ResponseWriter {
-        /// Sends `length` bytes of the file at `url` from `offset` with `sendfile`: only those bytes
-        /// are read, however large the file.
-        mutating func body(fileAt url: URL, offset: Int, length: Int) async throws {
-            guard !isHead, length > 0 else { return }
-            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-            record.bytes += length
-            let region = FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length)
-            do {
-                try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
-            } catch {
-                try? handle.close()
-                throw error
-            }
-            try handle.close()
-        }
-    }
 #endif

@@ -58,18 +58,7 @@
         /// are read, however large the file.
         mutating func body(entry: DiskCache.Entry, offset: Int = 0, length: Int) async throws {
             guard !isHead, length > 0, let open = entry.fileDescriptor else { return }
-            let descriptor = dup(open)
-            guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-            record.bytes += length
-            let region = FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length)
-            do {
-                try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
-            } catch {
-                try? handle.close()
-                throw error
-            }
-            try handle.close()
+            try await send(descriptor: dup(open), offset: offset, length: length)
         }
 
         /// Sends a part of the body and waits until the socket took it.
@@ -79,14 +68,20 @@
             try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)))
         }
 
-        /// Sends `length` bytes of the file at `url` with `sendfile`, without reading it into memory.
-        mutating func body(fileAt url: URL, length: Int) async throws {
+        /// Sends `length` bytes from `offset` of the file at `url` with `sendfile`: only those bytes
+        /// are read, however large the file.
+        mutating func body(fileAt url: URL, offset: Int = 0, length: Int) async throws {
             guard !isHead, length > 0 else { return }
-            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+            try await send(descriptor: open(url.path, O_RDONLY | O_CLOEXEC), offset: offset, length: length)
+        }
+
+        /// Sends `length` bytes from `offset` of `descriptor`, which it owns and closes (`-1`: the
+        /// stored file is gone).
+        private mutating func send(descriptor: Int32, offset: Int, length: Int) async throws {
             guard descriptor >= 0 else { throw ServeFailure.storedFileVanished }
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             record.bytes += length
-            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: length)
+            let region = FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length)
             do {
                 try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
             } catch {
