@@ -35,26 +35,9 @@ import CStashVFS
 import Foundation
 import Stash
 
-func generate(_ count: Int, seed: UInt64) -> Data {
-    var data = Data(count: max(count, 8))
-    data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
-        buffer.storeBytes(of: seed.littleEndian, as: UInt64.self)
-        var state = seed | 1
-        for i in 8..<buffer.count {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            buffer[i] = UInt8(truncatingIfNeeded: state)
-        }
-    }
-    return data
-}
+func generate(_ count: Int, seed: UInt64) -> Data { SeededValue.make(count, seed: seed) }
 
-func isIntact(_ data: Data) -> Bool {
-    guard data.count >= 8 else { return false }
-    let seed = data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-    return generate(data.count, seed: seed) == data
-}
+func isIntact(_ data: Data) -> Bool { SeededValue.seed(of: data) != nil }
 
 func configuration(seed: UInt64) -> DiskCache.Configuration {
     DiskCache.Configuration(sizeLimit: .bytes(3_000_000), countLimit: 200, inlineThreshold: .bytes(8192))

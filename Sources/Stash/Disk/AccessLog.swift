@@ -10,15 +10,21 @@ import Foundation
 /// Reads of a key are merged into one access with a count of hits only while no change was
 /// staged in between (reads between two changes commute: a hit sets a bit, adds to counters
 /// that saturate, or takes a rank after the key's earlier reads).
+/// An entry of the log: hits of one key, numbered by the newest of them.
+private protocol CountedAccess {
+    var sequence: Int { get set }
+    var hits: Int { get set }
+}
+
 struct AccessLog {
-    struct Access {
+    struct Access: CountedAccess {
         var sequence: Int
         var date: Date
         var hits: Int
     }
 
     /// Hits served by a tier in front of the disk, for one key.
-    fileprivate struct FrontTierHits {
+    fileprivate struct FrontTierHits: CountedAccess {
         var sequence: Int
         var hits: Int
     }
@@ -80,38 +86,39 @@ struct AccessLog {
 
     mutating func record(_ key: Data, at date: Date, hits: Int = 1) {
         sequence += 1
-        let sequence = sequence
-        let newestChange = newestChange
-        var earlier: Access?
         // One hash lookup: the entry is updated in place through the subscript's modify accessor.
-        func update(_ access: inout Access) {
-            if access.hits > 0 && access.sequence < newestChange {
-                earlier = access
-                access.hits = 0
-            }
-            access.hits += hits
-            access.sequence = sequence
-            access.date = date
-        }
-        update(&pending[key, default: Access(sequence: 0, date: date, hits: 0)])
+        let earlier = Self.merge(
+            hits, numbered: sequence, after: newestChange,
+            into: &pending[key, default: Access(sequence: 0, date: date, hits: 0)]
+        ) { $0.date = date }
         if let earlier { apart.append((key, earlier)) }
     }
 
     mutating func recordFrontTierHit(_ key: String, hits: Int = 1) {
         sequence += 1
-        let sequence = sequence
-        let newestChange = newestChange
-        var earlier: FrontTierHits?
-        func update(_ entry: inout FrontTierHits) {
-            if entry.hits > 0 && entry.sequence < newestChange {
-                earlier = entry
-                entry.hits = 0
-            }
-            entry.hits += hits
-            entry.sequence = sequence
-        }
-        update(&frontTierHits[key, default: FrontTierHits(sequence: 0, hits: 0)])
+        let earlier = Self.merge(
+            hits, numbered: sequence, after: newestChange,
+            into: &frontTierHits[key, default: FrontTierHits(sequence: 0, hits: 0)])
         if let earlier { frontTierApart.append((key, earlier)) }
+    }
+
+    /// Adds `hits` numbered `sequence` to a key's entry.
+    ///
+    /// Returns the entry's earlier hits when a change was staged since them (`newestChange`), for the caller to keep apart, so that they
+    /// are applied before that change.
+    private static func merge<Entry: CountedAccess>(
+        _ hits: Int, numbered sequence: Int, after newestChange: Int, into entry: inout Entry,
+        stamp: (inout Entry) -> Void = { _ in }
+    ) -> Entry? {
+        var earlier: Entry?
+        if entry.hits > 0 && entry.sequence < newestChange {
+            earlier = entry
+            entry.hits = 0
+        }
+        entry.hits += hits
+        entry.sequence = sequence
+        stamp(&entry)
+        return earlier
     }
 
     func lastAccess(of key: Data) -> Date? { pending[key]?.date }

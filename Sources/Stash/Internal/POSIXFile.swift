@@ -106,42 +106,77 @@ enum POSIXFile {
         case wrongSize(actual: Int)
     }
 
-    /// Reads a whole file whose size must be `expectedSize`.
+    /// Reads a whole file whose size must be `expectedSize`: ``openForReading(_:expectedSize:)``
+    /// and then ``read(_:offset:count:)`` of every byte.
     static func read(_ path: String, expectedSize: Int) throws(POSIXErrorCode) -> ReadResult {
+        switch try openForReading(path, expectedSize: expectedSize) {
+        case .missing: return .missing
+        case .wrongSize(let actual): return .wrongSize(actual: actual)
+        case .opened(let fd):
+            defer { close(fd) }
+            let bytes = try read(fd, offset: 0, count: expectedSize)
+            // The file shrank between the fstat and the read.
+            guard bytes.count == expectedSize else { return .wrongSize(actual: bytes.count) }
+            return .bytes(bytes)
+        }
+    }
+
+    /// The result of opening a value file.
+    enum OpenResult {
+        case opened(Int32)
+        case missing
+        case wrongSize(actual: Int)
+    }
+
+    /// Opens a regular file of `expectedSize` bytes for reading.
+    ///
+    /// A directory or device where a value file should be is as good as a missing file.
+    static func openForReading(_ path: String, expectedSize: Int) throws(POSIXErrorCode) -> OpenResult {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return .missing }
             throw error("open \(path)")
         }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw error("fstat \(path)") }
-        // A directory or device where a value file should be is as good as a missing file.
-        guard info.st_mode & S_IFMT == S_IFREG else { return .missing }
-        guard Int(info.st_size) == expectedSize else { return .wrongSize(actual: Int(info.st_size)) }
-        // Plain malloc, not Data(count:) (calloc) or posix_memalign: for megabyte buffers those
-        // map fresh zero pages on every call, and the page faults cost 10x the read itself;
-        // glibc's malloc reuses freed memory once its dynamic mmap threshold has adapted.
-        guard let buffer = malloc(max(expectedSize, 1)) else {
-            throw POSIXErrorCode(operation: "allocate \(expectedSize) bytes for \(path)", errno: ENOMEM)
+        guard fstat(fd, &info) == 0 else {
+            let failure = error("fstat \(path)")
+            close(fd)
+            throw failure
         }
-        var offset = 0
-        while offset < expectedSize {
-            let n = Foundation.read(fd, buffer + offset, expectedSize - offset)
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .missing
+        }
+        guard Int(info.st_size) == expectedSize else {
+            close(fd)
+            return .wrongSize(actual: Int(info.st_size))
+        }
+        return .opened(fd)
+    }
+
+    /// `count` bytes of an open file from `offset`, with `pread(2)`; fewer at its end.
+    ///
+    /// Plain malloc, not Data(count:) (calloc) or posix_memalign: for megabyte buffers those map
+    /// fresh zero pages on every call, and the page faults cost 10x the read itself; glibc's malloc
+    /// reuses freed memory once its dynamic mmap threshold has adapted.
+    static func read(_ fd: Int32, offset: Int, count: Int) throws(POSIXErrorCode) -> Data {
+        guard count > 0 else { return Data() }
+        guard let buffer = malloc(count) else {
+            throw POSIXErrorCode(operation: "allocate \(count) bytes", errno: ENOMEM)
+        }
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer + done, count - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
-                let failure = error("read \(path)")
+                let failure = error("pread")
                 free(buffer)
                 throw failure
             }
             if n == 0 { break }
-            offset += n
+            done += n
         }
-        guard offset == expectedSize else {
-            free(buffer)
-            return .wrongSize(actual: offset)
-        }
-        return .bytes(Data(bytesNoCopy: buffer, count: expectedSize, deallocator: .free))
+        return Data(bytesNoCopy: buffer, count: done, deallocator: .free)
     }
 
     /// `st_size` and the bytes allocated on disk (`st_blocks * 512`), or `nil` if absent.

@@ -88,22 +88,6 @@ import Testing
         return lines
     }
 
-    /// A value of the fixture writer: 8 bytes of seed, then an xorshift stream from it.
-    static func value(_ count: Int, seed: UInt64) -> Data {
-        var data = Data(count: max(count, 8))
-        data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
-            buffer.storeBytes(of: seed.littleEndian, as: UInt64.self)
-            var state = seed | 1
-            for i in 8..<buffer.count {
-                state ^= state << 13
-                state ^= state >> 7
-                state ^= state << 17
-                buffer[i] = UInt8(truncatingIfNeeded: state)
-            }
-        }
-        return data
-    }
-
     /// What each fixture holds: entries, sketch chunks, its totals row, and when its ten-year
     /// entry expires (the writer's clock advanced with every call, which the schemas made
     /// differently).
@@ -163,14 +147,14 @@ import Testing
             for key in keys where key.hasPrefix("entry-") {
                 let n = Int(key.dropFirst("entry-".count))!
                 let size = n % 25 == 7 ? 40_000 : 200 + (n * 37) % 1800
-                #expect(try cache.data(forKey: key) == Self.value(size, seed: UInt64(1000 + n)), "\(key)")
+                #expect(try cache.data(forKey: key) == SeededValue.make(size, seed: UInt64(1000 + n)), "\(key)")
             }
-            #expect(try cache.data(forKey: "pinned-inline") == Self.value(900, seed: 1))
-            #expect(try cache.data(forKey: "pinned-file") == Self.value(50_000, seed: 2))
+            #expect(try cache.data(forKey: "pinned-inline") == SeededValue.make(900, seed: 1))
+            #expect(try cache.data(forKey: "pinned-file") == SeededValue.make(50_000, seed: 2))
             #expect(try cache.attributes(forKey: "pinned-inline")?.isPinned == true)
             #expect(try cache.attributes(forKey: "pinned-file")?.isPinned == true)
-            #expect(try cache.data(forKey: "ttl-inline") == Self.value(700, seed: 3))
-            #expect(try cache.data(forKey: "ttl-file") == Self.value(45_000, seed: 4))
+            #expect(try cache.data(forKey: "ttl-inline") == SeededValue.make(700, seed: 3))
+            #expect(try cache.data(forKey: "ttl-file") == SeededValue.make(45_000, seed: 4))
             let tenYears = 86_400.0 * 3650
             #expect(
                 try cache.attributes(forKey: "ttl-inline")?.expires
@@ -182,7 +166,7 @@ import Testing
                     == DiskCache.Metadata(
                         contentType: "image/png", etag: "\"v1\"", lastModified: "Wed, 25 Nov 2026 10:00:00 GMT",
                         extra: ["vary": "accept", "x-origin": "fixture"]))
-            #expect(try cache.data(forKey: "metadata ünïcode/key?") == Self.value(1500, seed: 6))
+            #expect(try cache.data(forKey: "metadata ünïcode/key?") == SeededValue.make(1500, seed: 6))
             #expect(try cache.verify().isHealthy)
         }
     }
@@ -191,15 +175,15 @@ import Testing
         try withTemporaryDirectory { parent in
             let dir = try Self.copyOfFixture(version, in: parent)
             let cache = try Self.open(dir)
-            for i in 0..<200 { try cache.store(Self.value(1500, seed: UInt64(5000 + i)), forKey: "new-\(i)") }
-            try cache.store(Self.value(800, seed: 77), forKey: "ttl-inline")  // a replacement
+            for i in 0..<200 { try cache.store(SeededValue.make(1500, seed: UInt64(5000 + i)), forKey: "new-\(i)") }
+            try cache.store(SeededValue.make(800, seed: 77), forKey: "ttl-inline")  // a replacement
             try cache.removeData(forKey: "ttl-file")
             try cache.flush()
             // The limit holds for what may be evicted: all but the two pinned values (50 900 bytes).
             #expect(try cache.totalSize.bytes - 50_900 <= ByteCount.kibibytes(384).bytes)
-            #expect(try cache.data(forKey: "new-199") == Self.value(1500, seed: 5199))
-            #expect(try cache.data(forKey: "pinned-inline") == Self.value(900, seed: 1))
-            #expect(try cache.data(forKey: "pinned-file") == Self.value(50_000, seed: 2))
+            #expect(try cache.data(forKey: "new-199") == SeededValue.make(1500, seed: 5199))
+            #expect(try cache.data(forKey: "pinned-inline") == SeededValue.make(900, seed: 1))
+            #expect(try cache.data(forKey: "pinned-file") == SeededValue.make(50_000, seed: 2))
             #expect(try cache.data(forKey: "ttl-file") == nil)
             #expect(try cache.verify().isHealthy)  // the totals match the rows
             cache.close()

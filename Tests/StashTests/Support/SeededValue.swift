@@ -1,0 +1,1 @@
+../../StashTestWorker/SeededValue.swift
