@@ -106,6 +106,65 @@
             }
         }
 
+        /// RFC 9111 §3.4: a `Range` miss is answered as its range's bytes come from the origin.
+        ///
+        /// Not when the whole body has come: the origin sends the first 64 KiB of 1 MiB and holds
+        /// the rest until the client has its answer. The whole response is still stored: the next
+        /// ranges, past the first stage, are hits.
+        @Test(arguments: ["bytes=0-99", "bytes=10-19,65000-65009"])
+        func rangeMissIsAnsweredAsItsBytesArrive(range: String) async throws {
+            let size = 1_048_576
+            let stage = 65_536
+            let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
+            let release = DispatchSemaphore(value: 0)
+            // The origin's own account: 1 once the first stage is sent, 2 once the whole body is.
+            let sent = Locked(0)
+            let origin = try RawOrigin.start { _, connection in
+                try connection.send(
+                    "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Type: application/octet-stream\r\n"
+                        + "Content-Length: \(size)\r\nConnection: close\r\n\r\n")
+                try connection.send(body.prefix(stage))
+                sent.withLock { $0 = 1 }
+                _ = release.wait(timeout: .now() + 60)
+                try connection.send(body.dropFirst(stage))
+                sent.withLock { $0 = 2 }
+            }
+            defer {
+                release.signal()
+                origin.stop()
+            }
+            let proxy = try await ServeProcess.start(["--origin", origin.url])
+            do {
+                let answer = try await RawHTTP.request(port: proxy.port, "/staged", headers: [("Range", range)])
+                let sentWhenAnswered = sent.withLock { $0 }
+                release.signal()
+                #expect(sentWhenAnswered == 1)
+                #expect(answer.status == 206)
+                if range == "bytes=0-99" {
+                    #expect(answer.body == body.prefix(100))
+                    #expect(answer.header("content-range") == "bytes 0-99/\(size)")
+                } else {
+                    #expect(answer.header("content-type")?.hasPrefix("multipart/byteranges; boundary=") == true)
+                    #expect(answer.body.range(of: body[10...19]) != nil)
+                    #expect(answer.body.range(of: body[65_000...65_009]) != nil)
+                    #expect(answer.header("content-length") == String(answer.body.count))
+                }
+                for (later, slice) in [
+                    ("bytes=1000000-1000099", 1_000_000...1_000_099), ("bytes=-5", (size - 5)...(size - 1)),
+                ] {
+                    let hit = try await RawHTTP.request(port: proxy.port, "/staged", headers: [("Range", later)])
+                    #expect(hit.status == 206, "\(later)")
+                    #expect(hit.body == body[slice], "\(later)")
+                }
+                #expect(origin.requests.count == 1)
+                #expect(origin.requests.first?.lowercased().contains("range:") == false)
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+            await proxy.stop()
+        }
+
         /// `--range-fetch-limit`: a response longer than the limit is not fetched whole; the client's
         /// range goes to the origin.
         @Test func rangeAboveTheFetchLimitIsPassedThrough() async throws {
