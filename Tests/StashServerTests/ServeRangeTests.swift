@@ -165,6 +165,36 @@
             await proxy.stop()
         }
 
+        /// RFC 9110 §13.2.2: on a range miss the client's own `If-None-Match` comes before its `Range`.
+        ///
+        /// A match gets `304`; an `If-Range` that does not match gets the whole `200` (§13.1.5). The
+        /// fetched response is stored either way.
+        @Test func rangeMissEvaluatesPreconditionsBeforeTheRange() async throws {
+            try await withProxy { origin, proxy in
+                for path in ["/p304", "/p200"] {
+                    origin.set(
+                        path,
+                        Origin.Reply(
+                            headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: Self.digits))
+                }
+                let notModified = try await RawHTTP.request(
+                    port: proxy.port, "/p304", headers: [("Range", "bytes=0-1"), ("If-None-Match", "\"v1\"")])
+                #expect(notModified.status == 304)
+                #expect(notModified.body.isEmpty)
+                let whole = try await RawHTTP.request(
+                    port: proxy.port, "/p200", headers: [("Range", "bytes=0-1"), ("If-Range", "\"v0\"")])
+                #expect(whole.status == 200)
+                #expect(whole.body == Self.digits)
+                #expect(whole.header("content-length") == "11")
+                for path in ["/p304", "/p200"] {
+                    let hit = try await RawHTTP.request(port: proxy.port, path, headers: [("Range", "bytes=2-3")])
+                    #expect(hit.status == 206, "\(path)")
+                    #expect(hit.text == "23", "\(path)")
+                    #expect(origin.count(path) == 1)
+                }
+            }
+        }
+
         /// `--range-fetch-limit`: a response longer than the limit is not fetched whole; the client's
         /// range goes to the origin.
         @Test func rangeAboveTheFetchLimitIsPassedThrough() async throws {

@@ -52,7 +52,8 @@
             var cutter: RangeAnswer.Cutter?
             if let announced {
                 headers.add(name: "Content-Length", value: String(announced))
-                cutter = try await startRangeAnswer(fetched: cachedResponse(answer, headers: headers, body: nil))
+                cutter = try await startRangeAnswer(
+                    fetched: cachedResponse(answer, headers: headers, body: nil), base: base)
             }
             let spool = BodySpool(memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory)
             var complete = true
@@ -84,9 +85,7 @@
                     response: cachedResponse(answer, headers: headers, body: spool.buffer, length: spool.length),
                     tier: .memory, key: base, file: spool.file)
                 do {
-                    if !(try await serveRange(fetched, status: writer.record.cacheStatus)) {
-                        try await serve(fetched, status: writer.record.cacheStatus)
-                    }
+                    try await serve(fetched, status: writer.record.cacheStatus)
                 } catch {
                     await store(
                         spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
@@ -108,16 +107,29 @@
                 bodyLength: length ?? headers.first(name: "content-length").flatMap { Int($0) } ?? 0)
         }
 
-        /// Sends the head of the range answer to `fetched`, a response whose body is on its way,
-        /// when its length is known and the ranges can be cut in one pass over the body.
+        /// Sends the head of the answer to `fetched`, a response of known length whose body is on
+        /// its way: its ranges (or the whole response, when the `Range` does not apply) when they can
+        /// be cut in one pass over the body.
+        ///
+        /// A client whose own precondition the response meets gets its `304` at once (RFC 9110
+        /// §13.2.2: `If-None-Match` and `If-Modified-Since` are evaluated before `Range`).
         ///
         /// - Returns: What cuts the answer's bytes from the body's chunks; `nil` when the answer
-        ///   waits for the whole body (or was sent whole: a `416`).
-        private mutating func startRangeAnswer(fetched: CachedResponse) async throws -> RangeAnswer.Cutter? {
+        ///   waits for the whole body, or was sent whole (`304`, `416`).
+        private mutating func startRangeAnswer(fetched: CachedResponse, base: String) async throws
+            -> RangeAnswer.Cutter?
+        {
+            if ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: fetched) {
+                try await serve(
+                    ResponseStore.Found(response: fetched, tier: .memory, key: base), status: writer.record.cacheStatus)
+                return nil
+            }
             let outcome = RangeRequest.evaluate(method: head.method, requestHeaders: head.headers, stored: fetched)
-            guard let answer = RangeAnswer(outcome, headers: servedHeaders(fetched), length: fetched.bodyLength),
-                answer.isInBodyOrder
-            else { return nil }
+            let headers = servedHeaders(fetched)
+            let answer =
+                RangeAnswer(outcome, headers: headers, length: fetched.bodyLength)
+                ?? RangeAnswer.whole(headers: headers, length: fetched.bodyLength)
+            guard answer.isInBodyOrder else { return nil }
             writer.record.tier = .memory
             try await writer.head(status: answer.status, headers: answer.headers)
             var cutter = RangeAnswer.Cutter(answer)

@@ -71,6 +71,15 @@
             }
         }
 
+        /// The whole response (`200`) as one piece: for a `Range` that does not apply (RFC 9110
+        /// §13.1.5, §14.2), sent as its body arrives like a range.
+        static func whole(headers: HTTPHeaders, length: Int) -> RangeAnswer {
+            var headers = headers
+            headers.remove(name: "content-range")
+            headers.replaceOrAdd(name: "Content-Length", value: String(length))
+            return RangeAnswer(status: 200, headers: headers, pieces: length > 0 ? [.bytes(0...(length - 1))] : [])
+        }
+
         private init(status: Int, headers: HTTPHeaders, pieces: [Piece]) {
             self.status = status
             self.headers = headers
