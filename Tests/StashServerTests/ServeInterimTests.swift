@@ -72,6 +72,28 @@
             }
         }
 
+        /// RFC 9110 §15.2.2: the proxy never forwards `Upgrade`, so a `101 (Switching Protocols)`
+        /// from the origin answers a request nobody made.
+        ///
+        /// The client gets `502`, never the `101` (which would tell it the connection left HTTP), and
+        /// nothing is stored: the next request goes to the origin again.
+        @Test func switchingProtocolsFromTheOriginIsABadGateway() async throws {
+            let origin = try RawOrigin.start { _, connection in
+                try connection.send(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Cache-Control: max-age=600\r\n\r\nnot http")
+            }
+            try await Self.withRawProxy(origin: origin) { proxy in
+                for attempt in 1...2 {
+                    let raw = try await RawHTTP.exchange(
+                        port: proxy.port,
+                        send: Data("GET /switch HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".utf8))
+                    #expect(String(decoding: raw.prefix(12), as: UTF8.self) == "HTTP/1.1 502", "request \(attempt)")
+                }
+                #expect(origin.requests.count == 2)
+            }
+        }
+
         /// RFC 9110 §15.2: a server must not send a 1xx response to an HTTP/1.0 client; the first
         /// bytes an HTTP/1.0 client gets are the final status line.
         @Test func anHTTP10ClientGetsNoInterimResponse() async throws {

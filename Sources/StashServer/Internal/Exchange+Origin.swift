@@ -36,6 +36,12 @@
             let response: HTTPClientResponse
             do {
                 response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+                // The origin client passes `101 (Switching Protocols)` on as if it were final. The proxy
+                // never forwards `Upgrade`, so an origin that switches protocols answered a request
+                // nobody made (RFC 9110 §15.2.2, §7.8): a bad gateway, never relayed or stored.
+                if (100..<200).contains(response.status.code) {
+                    throw ServeFailure.interimAsFinal(Int(response.status.code))
+                }
             } catch {
                 guard let stored,
                     ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)

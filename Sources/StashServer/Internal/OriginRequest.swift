@@ -56,6 +56,7 @@
             if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .cancelled {
                 return false
             }
+            if error is ServeFailure { return false }  // the origin answered, wrongly
             return !(error is CancellationError)
         }
     }

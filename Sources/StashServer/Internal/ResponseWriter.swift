@@ -157,5 +157,7 @@
         case storedFileVanished
         /// The origin's body ended before the length it announced.
         case originBodyTruncated
+        /// The origin's last response was an interim (1xx) one: `101` to a request without `Upgrade`.
+        case interimAsFinal(Int)
     }
 #endif
