@@ -76,6 +76,14 @@ EOF
   exit 2
 fi
 command -v node >/dev/null || { echo "run.sh: node (>= 18) is needed to run the suite" >&2; exit 2; }
+# The client imports `undici` to collect interim (1xx) responses. Without a real one (no npm
+# registry here), undici-shim/ stands in: Node's own fetch, with the suite's interceptor fed
+# every head it receives, so the interim-* tests measure the proxy (see undici-shim/index.mjs).
+if [ ! -f "$suite/node_modules/undici/package.json" ] \
+   || grep -q -- '"0.0.0-st' "$suite/node_modules/undici/package.json"; then
+  mkdir -p "$suite/node_modules/undici"
+  cp "$here/undici-shim/package.json" "$here/undici-shim/index.mjs" "$suite/node_modules/undici/"
+fi
 if [ -n "$stash_bin" ] && [ ! -x "$stash_bin" ]; then
   echo "run.sh: '$stash_bin' is not an executable stash binary (build one with: swift build --traits Serve)" >&2
   exit 2

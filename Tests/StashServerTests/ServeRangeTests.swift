@@ -2,6 +2,12 @@
     import Foundation
     import Testing
 
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
+
     /// Ranges served from stored responses (RFC 9110 §14, RFC 9111 §3.4).
     @Suite(.serialized)
     struct ServeRangeTests {
@@ -106,6 +112,114 @@
             }
         }
 
+        /// RFC 9111 §3.4: a `Range` miss is answered as its range's bytes come from the origin.
+        ///
+        /// Not when the whole body has come: the origin sends the first 64 KiB of 1 MiB and holds
+        /// the rest until the client has its answer. The whole response is still stored: the next
+        /// ranges, past the first stage, are hits.
+        @Test(arguments: ["bytes=0-99", "bytes=10-19,65000-65009"])
+        func rangeMissIsAnsweredAsItsBytesArrive(range: String) async throws {
+            let staged = try StagedOrigin()
+            defer { staged.stop() }
+            let (body, size) = (staged.body, StagedOrigin.size)
+            let proxy = try await ServeProcess.start(["--origin", staged.raw.url])
+            do {
+                let answer = try await RawHTTP.request(port: proxy.port, "/staged", headers: [("Range", range)])
+                let sentWhenAnswered = staged.sent.withLock { $0 }
+                staged.releaseRest()
+                #expect(sentWhenAnswered == 1)
+                #expect(answer.status == 206)
+                if range == "bytes=0-99" {
+                    #expect(answer.body == body.prefix(100))
+                    #expect(answer.header("content-range") == "bytes 0-99/\(size)")
+                } else {
+                    #expect(answer.header("content-type")?.hasPrefix("multipart/byteranges; boundary=") == true)
+                    #expect(answer.body.range(of: body[10...19]) != nil)
+                    #expect(answer.body.range(of: body[65_000...65_009]) != nil)
+                    #expect(answer.header("content-length") == String(answer.body.count))
+                }
+                for (later, slice) in [
+                    ("bytes=1000000-1000099", 1_000_000...1_000_099), ("bytes=-5", (size - 5)...(size - 1)),
+                ] {
+                    let hit = try await RawHTTP.request(port: proxy.port, "/staged", headers: [("Range", later)])
+                    #expect(hit.status == 206, "\(later)")
+                    #expect(hit.body == body[slice], "\(later)")
+                }
+                #expect(staged.raw.requests.count == 1)
+                #expect(staged.raw.requests.first?.lowercased().contains("range:") == false)
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+            await proxy.stop()
+        }
+
+        /// RFC 9111 §3.4: the whole response a range miss fetches is stored even when the client
+        /// that asked leaves before its range is sent: the client resets its connection once it has
+        /// the head, the origin then sends the rest, and the next range is a hit.
+        @Test func rangeMissIsStoredWhenItsClientLeaves() async throws {
+            let staged = try StagedOrigin()
+            defer { staged.stop() }
+            let proxy = try await ServeProcess.start(["--origin", staged.raw.url])
+            do {
+                let head = try await RawHTTP.onThread { () -> String in
+                    let socket = try RawHTTP.connect(port: proxy.port, timeout: 10)
+                    try RawHTTP.write(
+                        socket, Data("GET /left HTTP/1.1\r\nHost: a\r\nRange: bytes=0-199999\r\n\r\n".utf8))
+                    var head = Data()
+                    var byte: UInt8 = 0
+                    while !head.suffix(4).elementsEqual("\r\n\r\n".utf8), recv(socket, &byte, 1, 0) == 1 {
+                        head.append(byte)
+                    }
+                    var reset = linger(l_onoff: 1, l_linger: 0)  // close with RST, unread bytes and all
+                    setsockopt(socket, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                    close(socket)
+                    return String(decoding: head, as: UTF8.self)
+                }
+                #expect(head.hasPrefix("HTTP/1.1 206"))
+                staged.releaseRest()
+                let hit = try await RawHTTP.request(
+                    port: proxy.port, "/left", headers: [("Range", "bytes=500000-500009")])
+                #expect(hit.status == 206)
+                #expect(hit.body == staged.body[500_000...500_009])
+                #expect(staged.raw.requests.count == 1)
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+            await proxy.stop()
+        }
+
+        /// RFC 9110 §13.2.2: on a range miss the client's own `If-None-Match` comes before its `Range`.
+        ///
+        /// A match gets `304`; an `If-Range` that does not match gets the whole `200` (§13.1.5). The
+        /// fetched response is stored either way.
+        @Test func rangeMissEvaluatesPreconditionsBeforeTheRange() async throws {
+            try await withProxy { origin, proxy in
+                for path in ["/p304", "/p200"] {
+                    origin.set(
+                        path,
+                        Origin.Reply(
+                            headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: Self.digits))
+                }
+                let notModified = try await RawHTTP.request(
+                    port: proxy.port, "/p304", headers: [("Range", "bytes=0-1"), ("If-None-Match", "\"v1\"")])
+                #expect(notModified.status == 304)
+                #expect(notModified.body.isEmpty)
+                let whole = try await RawHTTP.request(
+                    port: proxy.port, "/p200", headers: [("Range", "bytes=0-1"), ("If-Range", "\"v0\"")])
+                #expect(whole.status == 200)
+                #expect(whole.body == Self.digits)
+                #expect(whole.header("content-length") == "11")
+                for path in ["/p304", "/p200"] {
+                    let hit = try await RawHTTP.request(port: proxy.port, path, headers: [("Range", "bytes=2-3")])
+                    #expect(hit.status == 206, "\(path)")
+                    #expect(hit.text == "23", "\(path)")
+                    #expect(origin.count(path) == 1)
+                }
+            }
+        }
+
         /// `--range-fetch-limit`: a response longer than the limit is not fetched whole; the client's
         /// range goes to the origin.
         @Test func rangeAboveTheFetchLimitIsPassedThrough() async throws {
@@ -137,6 +251,40 @@
                 }
                 #expect(origin.count("/seek") == 1)
             }
+        }
+    }
+
+    /// An origin that sends a 1 MiB body in two stages: the first 64 KiB at once, the rest once the
+    /// test releases it, and says how far it got.
+    final class StagedOrigin: Sendable {
+        static let size = 1_048_576
+        static let stage = 65_536
+        let body = Data((0..<StagedOrigin.size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
+        let raw: RawOrigin
+        /// The origin's own account: 1 once the first stage is sent, 2 once the whole body is.
+        let sent = Locked(0)
+        private let release = DispatchSemaphore(value: 0)
+
+        init() throws {
+            let (body, sent, release) = (body, sent, release)
+            raw = try RawOrigin.start { _, connection in
+                try connection.send(
+                    "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Type: application/octet-stream\r\n"
+                        + "Content-Length: \(StagedOrigin.size)\r\nConnection: close\r\n\r\n")
+                try connection.send(body.prefix(StagedOrigin.stage))
+                sent.withLock { $0 = 1 }
+                _ = release.wait(timeout: .now() + 60)
+                try connection.send(body.dropFirst(StagedOrigin.stage))
+                sent.withLock { $0 = 2 }
+            }
+        }
+
+        /// Lets the origin send the rest of the body.
+        func releaseRest() { release.signal() }
+
+        func stop() {
+            release.signal()
+            raw.stop()
         }
     }
 #endif

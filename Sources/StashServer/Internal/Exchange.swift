@@ -112,10 +112,7 @@
                 return
             }
             if try await serveRange(found, status: status) { return }
-            var headers = response.headers
-            headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
-            ProxyHeaders.addVia(to: &headers, version: head.version)
-            writer.queueHead(status: response.status, headers: headers)
+            writer.queueHead(status: response.status, headers: servedHeaders(response))
             if let body = response.body {
                 writer.queueBody(body)
             } else if let entry = found.entry {
@@ -146,34 +143,10 @@
                 let length = head.headers.first(name: "content-length").flatMap { Int64($0) }
                 request.body = .stream(body.sequence, length: length.map { .known($0) } ?? .unknown)
             }
-            let requestTime = Date()
-            let response: HTTPClientResponse
-            do {
-                response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
-            } catch {
-                // RFC 5861 §4: an origin that cannot be reached is an error a stale response may cover;
-                // RFC 9111 §4.2.4: so is being disconnected from it, unless a directive forbids it.
-                guard let stored,
-                    ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
-                        || (OriginRequest.isDisconnection(error)
-                            && ServePolicy.mayServeStaleWhenDisconnected(
-                                stored.response, requestHeaders: head.headers))
-                else { throw error }
-                context.logger.debug("\(head.method) \(head.uri): origin failed (\(error)), serving stale")
-                try await serve(stored, status: .stale)
-                return
-            }
-            let responseTime = Date()
-            let status = Int(response.status.code)
-            if let stored, [500, 502, 503, 504].contains(status),
-                ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
-            {
-                // RFC 5861 §4: the origin's 5xx is replaced by the stale response; its body is dropped.
-                for try await _ in response.body {}
-                try await serve(stored, status: .stale)
-                return
-            }
-            let responseHeaders = ProxyHeaders.endToEnd(response.headers)
+            try await continueIfExpected()
+            guard let answer = try await askOrigin(request, stored: stored) else { return }
+            let (response, status, responseHeaders) = (answer.response, answer.status, answer.headers)
+            let (requestTime, responseTime) = (answer.requestTime, answer.responseTime)
 
             for invalid in ServePolicy.invalidatedURLs(
                 method: head.method, url: URL(string: url) ?? context.origin, status: status,
@@ -183,16 +156,7 @@
             }
 
             if let stored, status == 304 {
-                // §4.3.4: freshen the stored response with the 304's headers, then serve it.
-                let headers = ServePolicy.headersAfterNotModified(
-                    stored: stored.response.headers, notModified: responseHeaders)
-                let updated = stored.response.updating(
-                    headers: headers, requestTime: requestTime, responseTime: responseTime)
-                await context.store.update(updated, key: stored.key)
-                try await serve(
-                    ResponseStore.Found(
-                        response: updated, tier: stored.tier, key: stored.key, file: stored.file, entry: stored.entry),
-                    status: .revalidated)
+                try await serveRevalidated(stored, notModified: answer)
                 return
             }
 

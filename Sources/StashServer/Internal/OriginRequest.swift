@@ -43,12 +43,20 @@
             return request
         }
 
+        /// Whether the request carries a `100-continue` expectation that the proxy must honour:
+        /// from HTTP/1.1 or later only (RFC 9110 §10.1.1: ignored in an HTTP/1.0 request).
+        static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
+            guard head.version.major > 1 || head.version.minor >= 1 else { return false }
+            return head.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
+        }
+
         /// Whether a failure to get a response means the origin is unreachable or hung up (refused,
         /// reset or closed), as opposed to a response that took too long.
         static func isDisconnection(_ error: any Error) -> Bool {
             if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .cancelled {
                 return false
             }
+            if error is ServeFailure { return false }  // the origin answered, wrongly
             return !(error is CancellationError)
         }
     }

@@ -20,52 +20,18 @@
         mutating func serveRange(_ found: ResponseStore.Found, status: CacheStatus) async throws -> Bool {
             let response = found.response
             let outcome = RangeRequest.evaluate(method: head.method, requestHeaders: head.headers, stored: response)
-            guard outcome != .full else { return false }
+            guard
+                let answer = RangeAnswer(outcome, headers: servedHeaders(response), length: response.bodyLength)
+            else { return false }
             writer.record.cacheStatus = status
             writer.record.tier = found.tier
-            var headers = response.headers
-            headers.remove(name: "content-length")
-            headers.remove(name: "content-range")
-            headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(response, now: Date()))
-            ProxyHeaders.addVia(to: &headers, version: head.version)
-            let length = response.bodyLength
-            guard case .ranges(let ranges) = outcome else {
-                headers.remove(name: "content-type")
-                headers.add(name: "Content-Range", value: "bytes */\(length)")
-                headers.add(name: "Content-Length", value: "0")
-                try await writer.head(status: 416, headers: headers)
-                await writer.end()
-                return true
+            try await writer.head(status: answer.status, headers: answer.headers)
+            for piece in answer.pieces {
+                switch piece {
+                case .text(let text): try await writer.body(text)
+                case .bytes(let range): try await sendSlice(range, of: found)
+                }
             }
-            if ranges.count == 1 {
-                let range = ranges[0]
-                headers.add(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound)/\(length)")
-                headers.add(name: "Content-Length", value: String(range.count))
-                try await writer.head(status: 206, headers: headers)
-                try await sendSlice(range, of: found)
-                await writer.end()
-                return true
-            }
-            let boundary = "stash-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let contentType = response.headers.first(name: "content-type")
-            let parts = ranges.map { range -> String in
-                var part = "\r\n--\(boundary)\r\n"
-                if let contentType { part += "Content-Type: \(contentType)\r\n" }
-                part += "Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(length)\r\n\r\n"
-                return part
-            }
-            let closing = "\r\n--\(boundary)--\r\n"
-            let total =
-                parts.reduce(0) { $0 + $1.utf8.count } + ranges.reduce(0) { $0 + $1.count } + closing.utf8.count
-            headers.remove(name: "content-type")
-            headers.add(name: "Content-Type", value: "multipart/byteranges; boundary=\(boundary)")
-            headers.add(name: "Content-Length", value: String(total))
-            try await writer.head(status: 206, headers: headers)
-            for (part, range) in zip(parts, ranges) {
-                try await writer.body(ByteBuffer(string: part))
-                try await sendSlice(range, of: found)
-            }
-            try await writer.body(ByteBuffer(string: closing))
             await writer.end()
             return true
         }

@@ -20,6 +20,29 @@
         let keepAlive: Bool
         let isHead: Bool
         var record: ExchangeRecord
+        /// Whether ``end()`` ran: the connection has moved on to its next request (or closed), and
+        /// nothing more may be written for this one.
+        private(set) var hasEnded = false
+
+        /// Sends an interim (1xx) response ahead of the final one, to a client that can take it.
+        ///
+        /// RFC 9110 §15.2: a server must not send a 1xx to an HTTP/1.0 client, so for one this
+        /// sends nothing. An interim response is never the answer: the final head follows.
+        ///
+        /// - Returns: Whether it was sent.
+        @discardableResult
+        mutating func informational(
+            status: Int, headers: HTTPHeaders = HTTPHeaders(), requestVersion: HTTPVersion
+        ) async throws -> Bool {
+            precondition((100..<200).contains(status) && status != 101, "not an interim status: \(status)")
+            guard !record.headSent, !hasEnded, requestVersion.major > 1 || requestVersion.minor >= 1 else {
+                return false
+            }
+            let head = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+            try await channel.writeAndFlush(HTTPServerResponsePart.head(head))
+            return true
+        }
 
         /// Sends the response head.
         mutating func head(status: Int, headers: HTTPHeaders) async throws {
@@ -92,7 +115,9 @@
         }
 
         /// Ends the response; the connection then serves its next request or closes.
-        func end() async {
+        mutating func end() async {
+            guard !hasEnded else { return }
+            hasEnded = true
             let channel = channel
             let keepAlive = keepAlive
             do {
@@ -107,6 +132,8 @@
         /// Ends an exchange that failed: a `502` when nothing was sent yet, else the connection is
         /// closed (a truncated body must not look complete).
         mutating func fail(status: Int, message: String) async {
+            // After the end the connection belongs to its next request: nothing to close or report.
+            guard !hasEnded else { return }
             if !record.headSent {
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
@@ -119,6 +146,7 @@
                 return
             }
             record.status = record.status ?? status
+            hasEnded = true
             channel.close(promise: nil)
             completion(record)
         }
@@ -127,5 +155,9 @@
     /// Failures of an exchange that the proxy reports itself.
     enum ServeFailure: Error {
         case storedFileVanished
+        /// The origin's body ended before the length it announced.
+        case originBodyTruncated
+        /// The origin's last response was an interim (1xx) one: `101` to a request without `Upgrade`.
+        case interimAsFinal(Int)
     }
 #endif
