@@ -367,10 +367,26 @@
             guard let disk, let body = response.body else { return }
             let metadata = response.metadata
             do {
-                try await offLoop { try disk.store(Data(body.readableBytesView), forKey: key, metadata: metadata) }
+                try await offLoop { try disk.store(Self.sharedData(body), forKey: key, metadata: metadata) }
             } catch {
                 // The response is still served; only the disk copy is missing.
                 logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+        }
+
+        /// A buffer's readable bytes as `Data`, without a copy.
+        ///
+        /// The `Data` keeps the buffer's storage alive (as NIOFoundationCompat's `.noCopy` does).
+        /// Stored bodies are immutable, so the bytes cannot change under it; a miss saves a copy of
+        /// its body and, for a body above the mmap threshold (see ``MemoryFootprint``), the page
+        /// faults of a fresh mapping.
+        static func sharedData(_ buffer: ByteBuffer) -> Data {
+            guard buffer.readableBytes > 0 else { return Data() }
+            return buffer.withUnsafeReadableBytesWithStorageManagement { bytes, storage in
+                _ = storage.retain()
+                return Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count,
+                    deallocator: .custom { _, _ in storage.release() })
             }
         }
 
