@@ -69,6 +69,41 @@
             await origin.stop()
         }
 
+        /// A response read back from the disk tier by a new process has the stored header fields
+        /// exactly as the origin sent them, quotes, backslashes and non-ASCII bytes included
+        /// (RFC 9111 §3.1, §4: the stored header section is what a hit answers with), and its `Vary`
+        /// values still select it: a request with other values goes to the origin (RFC 9111 §4.1).
+        @Test func headersAndVaryValuesSurviveTheDiskTier() async throws {
+            let origin = try await Origin.start()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let fields: [(String, String)] = [
+                ("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("X-Note", #"say "hi" \ there, {[:]}/"#),
+                ("X-Name", "caf\u{E9} \u{65E5}\u{672C}"), ("Vary", "Accept-Language"),
+            ]
+            origin.set("/fields", Origin.Reply(headers: fields, body: Data("fields".utf8)))
+            let first = try Self.makeServer(origin: origin, directory: directory)
+            try await first.start()
+            let fetched = try await RawHTTP.request(port: first.port!, "/fields", headers: [("Accept-Language", "fr")])
+            #expect(fetched.status == 200)
+            await first.shutdown()
+
+            let second = try Self.makeServer(origin: origin, directory: directory)
+            try await second.start()
+            let hit = try await RawHTTP.request(port: second.port!, "/fields", headers: [("Accept-Language", "fr")])
+            #expect(hit.status == 200 && hit.text == "fields")
+            #expect(origin.requests("/fields").count == 1)
+            for (name, value) in fields {
+                #expect(hit.values(name) == [value], "\(name)")
+                #expect(fetched.values(name) == [value], "\(name)")
+            }
+            let other = try await RawHTTP.request(port: second.port!, "/fields", headers: [("Accept-Language", "de")])
+            #expect(other.status == 200)
+            #expect(origin.requests("/fields").count == 2)
+            await second.shutdown()
+            await origin.stop()
+        }
+
         #if os(Linux)
             /// Under a seeded working set twice the size of what the limit plus the overhead allow, a
             /// `stash serve` child process keeps its anonymous memory within `--memory-limit` + 64 MiB.

@@ -27,10 +27,17 @@
         private(set) var length = 0
         private var failed = false
 
-        init(memoryLimit: Int, directory: URL) {
+        /// - Parameter expectedLength: The body's `Content-Length`, if known: a body that fits in
+        ///   memory is then collected in a buffer of exactly its length, which the memory tier keeps
+        ///   as it is instead of copying it (see ``ResponseStore``).
+        init(memoryLimit: Int, directory: URL, expectedLength: Int? = nil) {
             self.memoryLimit = memoryLimit
             self.directory = directory
-            self.buffer = ByteBuffer()
+            if let expectedLength, expectedLength > 0, expectedLength <= memoryLimit {
+                self.buffer = ByteBufferAllocator().buffer(capacity: expectedLength)
+            } else {
+                self.buffer = ByteBuffer()
+            }
         }
 
         /// Adds a chunk; `false` when the body can no longer be stored (over `limit`, or the

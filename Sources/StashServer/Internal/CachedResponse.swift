@@ -107,10 +107,8 @@
 
         /// The metadata that carries everything but the body into the disk and shared tiers.
         var metadata: DiskCache.Metadata {
-            let pairs = headers.map { [$0.name, $0.value] }
-            let headerText = String(decoding: (try? JSONEncoder().encode(pairs)) ?? Data("[]".utf8), as: UTF8.self)
-            let varyText = String(
-                decoding: (try? JSONEncoder().encode(varyValues)) ?? Data("{}".utf8), as: UTF8.self)
+            let headerText = FieldListCoding.encode(pairs: headers.lazy.map { ($0.name, $0.value) })
+            let varyText = FieldListCoding.encode(dictionary: varyValues)
             return DiskCache.Metadata(
                 contentType: headers.first(name: "content-type"), etag: headers.first(name: "etag"),
                 lastModified: headers.first(name: "last-modified"),
@@ -125,14 +123,11 @@
         convenience init?(metadata: DiskCache.Metadata, body: ByteBuffer?, bodyLength: Int) {
             let extra = metadata.extra
             guard let status = extra[Field.status].flatMap({ Int($0) }),
-                let headerData = extra[Field.headers].map({ Data($0.utf8) }),
-                let pairs = try? JSONDecoder().decode([[String]].self, from: headerData),
+                let pairs = extra[Field.headers].flatMap(FieldListCoding.decodePairs),
                 let requestTime = extra[Field.requestTime].flatMap({ Double($0) }),
                 let responseTime = extra[Field.responseTime].flatMap({ Double($0) })
             else { return nil }
-            let vary =
-                extra[Field.vary].flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
-                ?? [:]
+            let vary = extra[Field.vary].flatMap(FieldListCoding.decodeDictionary) ?? [:]
             var headers = HTTPHeaders()
             for pair in pairs where pair.count == 2 { headers.add(name: pair[0], value: pair[1]) }
             self.init(

@@ -177,7 +177,9 @@
             }
             // The last chunk is held back until the response is stored, so that a client that has the
             // whole body and asks again finds it in the cache.
-            let spool = BodySpool(memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory)
+            let spool = BodySpool(
+                memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory,
+                expectedLength: responseHeaders.first(name: "content-length").flatMap { Int($0) })
             var complete = true
             var held: ByteBuffer?
             do {

@@ -7,6 +7,8 @@
         @_silgen_name("malloc_trim") private func malloc_trim(_ pad: Int) -> Int32
         /// `M_ARENA_MAX` of <malloc.h>.
         private let arenaMaximumParameter: Int32 = -8
+        /// `M_MMAP_THRESHOLD` of <malloc.h>.
+        private let mmapThresholdParameter: Int32 = -3
     #endif
 
     /// What keeps the proxy's anonymous memory near its memory tier's limit beyond charging the tier
@@ -20,8 +22,20 @@
         static func limitArenas() {
             #if canImport(Glibc)
                 if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMaximumParameter, 2) }
+                if getenv("MALLOC_MMAP_THRESHOLD_") == nil { _ = mallopt(mmapThresholdParameter, mmapThreshold) }
             #endif
         }
+
+        /// Allocations from this size up get pages of their own (`M_MMAP_THRESHOLD`), returned to
+        /// the system when freed: 128 KiB, glibc's starting value, kept fixed.
+        ///
+        /// glibc raises the threshold each time such a block is freed, up to 32 MiB, after which
+        /// large bodies (the memory tier's 64-512 KiB entries, a spool collecting a miss) come
+        /// from the arenas, and what the memory tier evicts stays there as free but mapped memory
+        /// between other entries, which `malloc_trim` cannot return. A fixed threshold keeps them
+        /// out of the arenas; the price is one `mmap` and `munmap` per large body stored or
+        /// evicted, never per hit (hits share the stored buffer).
+        static let mmapThreshold: Int32 = 128 * 1024
 
         /// Returns free memory to the system with `malloc_trim(3)`.
         ///

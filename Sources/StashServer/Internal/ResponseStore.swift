@@ -185,6 +185,12 @@
             return buffer
         }
 
+        /// The capacity of a new buffer for `count` bytes (``exactBuffer(_:)``): NIO allocates
+        /// the next power of two.
+        static func copyCapacity(_ count: Int) -> Int {
+            count <= 1 ? count : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+        }
+
         /// A buffer of exactly `count` bytes read from an open file with `pread(2)`; `nil` when
         /// the file is shorter or cannot be read.
         static func read(_ descriptor: Int32, count: Int) -> ByteBuffer? {
@@ -353,11 +359,13 @@
         }
 
         private func fill(_ response: CachedResponse, key: String, fromShared: Bool) async {
-            // A body collected chunk by chunk sits in a buffer up to twice its length: memory
-            // keeps an exact copy, so that it is charged what it holds.
+            // A body collected chunk by chunk may sit in a buffer larger than a copy would take
+            // (NIO rounds a new buffer to a power of two): memory then keeps a copy, so that it is
+            // charged what it holds. A spool sized by Content-Length needs none.
             let response =
                 response.body.map {
-                    $0.capacity > $0.readableBytes ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
+                    $0.capacity > Self.copyCapacity($0.readableBytes)
+                        ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
                 } ?? response
             if response.bodyLength <= memoryItemLimit {
                 memory.setValue(response, forKey: key)
@@ -367,10 +375,26 @@
             guard let disk, let body = response.body else { return }
             let metadata = response.metadata
             do {
-                try await offLoop { try disk.store(Data(body.readableBytesView), forKey: key, metadata: metadata) }
+                try await offLoop { try disk.store(Self.sharedData(body), forKey: key, metadata: metadata) }
             } catch {
                 // The response is still served; only the disk copy is missing.
                 logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+        }
+
+        /// A buffer's readable bytes as `Data`, without a copy.
+        ///
+        /// The `Data` keeps the buffer's storage alive (as NIOFoundationCompat's `.noCopy` does).
+        /// Stored bodies are immutable, so the bytes cannot change under it; a miss saves a copy of
+        /// its body and, for a body above the mmap threshold (see ``MemoryFootprint``), the page
+        /// faults of a fresh mapping.
+        static func sharedData(_ buffer: ByteBuffer) -> Data {
+            guard buffer.readableBytes > 0 else { return Data() }
+            return buffer.withUnsafeReadableBytesWithStorageManagement { bytes, storage in
+                _ = storage.retain()
+                return Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count,
+                    deallocator: .custom { _, _ in storage.release() })
             }
         }
 
