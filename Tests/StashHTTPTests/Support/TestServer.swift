@@ -95,7 +95,7 @@ final class TestServer: Sendable {
             throw URLError(.cannotConnectToHost)
         }
         let server = TestServer(http: http, runTask: runTask, port: port)
-        router.server.withLock { $0 = server }
+        router.server.withLock { $0.server = server }
         return server
     }
 
@@ -122,10 +122,15 @@ final class TestServer: Sendable {
     // MARK: - Serving
 
     private final class Router: HTTPHandler {
-        let server = LockedValue<TestServer?>(nil)
+        /// Weak: the server holds this router through its HTTPServer, and a strong reference back
+        /// would keep both, with everything they serve, alive after the test stops them.
+        let server = LockedValue(WeakServer())
+        struct WeakServer: @unchecked Sendable { weak var server: TestServer? }
 
         func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
-            guard let server = server.withLock({ $0 }) else { return HTTPResponse(statusCode: .serviceUnavailable) }
+            guard let server = server.withLock({ $0.server }) else {
+                return HTTPResponse(statusCode: .serviceUnavailable)
+            }
             return try await server.respond(to: request)
         }
     }

@@ -51,7 +51,7 @@
             try await http.waitUntilListening()
             guard case .ip4(_, let port) = await http.listeningAddress else { throw URLError(.cannotConnectToHost) }
             let origin = Origin(http: http, runTask: runTask, port: port)
-            router.origin.withLock { $0 = origin }
+            router.origin.withLock { $0.origin = origin }
             return origin
         }
 
@@ -82,10 +82,15 @@
         func count(_ path: String) -> Int { requests(path).count }
 
         private final class Router: HTTPHandler {
-            let origin = Locked<Origin?>(nil)
+            /// Weak: the origin holds this router through its HTTPServer, and a strong reference
+            /// back would keep both, with every body they serve, alive after the test stops them.
+            let origin = Locked(WeakOrigin())
+            struct WeakOrigin: @unchecked Sendable { weak var origin: Origin? }
 
             func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
-                guard let origin = origin.withLock({ $0 }) else { return HTTPResponse(statusCode: .serviceUnavailable) }
+                guard let origin = origin.withLock({ $0.origin }) else {
+                    return HTTPResponse(statusCode: .serviceUnavailable)
+                }
                 return try await origin.respond(to: request)
             }
         }
