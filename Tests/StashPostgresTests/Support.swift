@@ -140,7 +140,7 @@
             try await server.waitUntilListening()
             guard case .ip4(_, let port) = await server.listeningAddress else { throw URLError(.cannotConnectToHost) }
             let origin = Origin(server: server, task: task, port: port)
-            handler.origin.withLock { $0 = origin }
+            handler.origin.withLock { $0.origin = origin }
             return origin
         }
 
@@ -154,10 +154,13 @@
         var requests: Int { counts.withLock { $0.values.reduce(0, +) } }
 
         private final class Handler: HTTPHandler {
-            let origin = LockedValue<Origin?>(nil)
+            /// Weak: the origin holds this handler through its HTTPServer, and a strong reference
+            /// back would keep both alive after the test stops them.
+            let origin = LockedValue(WeakOrigin())
+            struct WeakOrigin: @unchecked Sendable { weak var origin: Origin? }
 
             func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
-                guard let origin = origin.withLock({ $0 }), request.path.hasPrefix("/photo/"),
+                guard let origin = origin.withLock({ $0.origin }), request.path.hasPrefix("/photo/"),
                     let photo = Int(request.path.dropFirst("/photo/".count))
                 else { return HTTPResponse(statusCode: .notFound) }
                 origin.counts.withLock { $0[request.path, default: 0] += 1 }
