@@ -342,7 +342,10 @@ extension ResourceLoader {
         case .file(let file, _):
             defer { file.remove() }
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: file.path))
+                // Not Data(contentsOf:): on Linux it leaks a 4 KiB buffer for an empty file.
+                let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file.path))
+                defer { try? handle.close() }
+                data = try handle.readToEnd() ?? Data()
             } catch {
                 throw StashError(.io, "Cannot read the downloaded body at \(file.path).", cause: error)
             }

@@ -174,7 +174,8 @@
                 let outcome = record(response.source, size: size, in: session)
                 if let destination {
                     do {
-                        try destination.write(try Data(contentsOf: file, options: .alwaysMapped))
+                        // An empty body is not read: on Linux, Data(contentsOf:) leaks a 4 KiB buffer for it.
+                        try destination.write(size == 0 ? Data() : try Data(contentsOf: file, options: .alwaysMapped))
                     } catch let error as CLIError {
                         throw error
                     } catch {
