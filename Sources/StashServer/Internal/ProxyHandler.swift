@@ -229,7 +229,8 @@
             switch result {
             case .success(let found):
                 if let found, context.channel.isActive,
-                    ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
+                    ServePolicy.reuse(
+                        method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
                         == .fresh,
                     writeFresh(found.response, entry: found.entry, tier: found.tier, head, keepAlive, &record, context)
                 {
@@ -242,7 +243,8 @@
             case .failure:
                 prefetched = nil
             }
-            startExchange(head, keepAlive: keepAlive, record: record, body: nil, prefetched: prefetched, context: context)
+            startExchange(
+                head, keepAlive: keepAlive, record: record, body: nil, prefetched: prefetched, context: context)
         }
 
         /// Writes a fresh memory-tier hit at once; `false` when the memory tier cannot answer.
