@@ -26,23 +26,10 @@
             _ keepAlive: Bool, _ record: inout ExchangeRecord, _ context: ChannelHandlerContext
         ) -> Bool {
             let now = Date()
-            if ConditionalRequest.isConditional(head.headers),
-                ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: stored)
-            {
-                var headers = ConditionalRequest.notModifiedHeaders(stored)
-                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
-                ProxyHeaders.addVia(to: &headers, version: head.version)
-                if !keepAlive { headers.add(name: "Connection", value: "close") }
-                context.write(
-                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
-                    promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                record.status = 304
-                record.cacheStatus = .hit
-                record.tier = tier
-                return true
-            }
-            let sendsBody = head.method != .HEAD && stored.bodyLength > 0
+            let isNotModified =
+                ConditionalRequest.isConditional(head.headers)
+                && ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: stored)
+            let sendsBody = !isNotModified && head.method != .HEAD && stored.bodyLength > 0
             var file: NIOFileHandle?
             if stored.body == nil, sendsBody {
                 // A body in a value file: only HTTP/1.1 (the encoded head), from a descriptor of
@@ -51,8 +38,29 @@
                 let descriptor = dup(open)
                 guard descriptor >= 0 else { return false }
                 file = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-            } else if stored.body == nil, head.version != .http1_1 {
+            } else if !isNotModified, stored.body == nil, head.version != .http1_1 {
                 return false
+            }
+            // Closing the connection fails the writes still pending: the close waits for the last.
+            let ended: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
+            defer {
+                let channel = context.channel
+                ended?.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            }
+            if isNotModified {
+                // RFC 9111 §4.3.2: the client's own validator matches the fresh stored response.
+                var headers = ConditionalRequest.notModifiedHeaders(stored)
+                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
+                ProxyHeaders.addVia(to: &headers, version: head.version)
+                if !keepAlive { headers.add(name: "Connection", value: "close") }
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
+                    promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
+                record.status = 304
+                record.cacheStatus = .hit
+                record.tier = tier
+                return true
             }
             if head.version == .http1_1 {
                 var encoded = context.channel.allocator.buffer(capacity: stored.encodedHead.readableBytes + 48)
@@ -60,17 +68,23 @@
                 encoded.writeStaticString("Age: ")
                 encoded.writeString(String(ServePolicy.ageSeconds(stored, now: now)))
                 encoded.writeStaticString(keepAlive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
-                activity.writeEncoded(encoded)
                 if sendsBody, let body = stored.body {
-                    activity.writeEncoded(body)
+                    activity.writeEncoded(encoded)
+                    activity.write(.byteBuffer(body), promise: ended)
                     record.bytes = body.readableBytes
                 } else if let file {
+                    activity.writeEncoded(encoded)
                     let written = context.eventLoop.makePromise(of: Void.self)
-                    written.futureResult.whenComplete { _ in try? file.close() }
+                    written.futureResult.whenComplete { result in
+                        try? file.close()
+                        ended?.completeWith(result)
+                    }
                     activity.write(
                         .fileRegion(FileRegion(fileHandle: file, readerIndex: 0, endIndex: stored.bodyLength)),
                         promise: written)
                     record.bytes = stored.bodyLength
+                } else {
+                    activity.write(.byteBuffer(encoded), promise: ended)
                 }
                 activity.flush()
             } else if let body = stored.body {
@@ -85,7 +99,7 @@
                     context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
                     record.bytes = body.readableBytes
                 }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
             }
             record.status = stored.status
             record.cacheStatus = .hit

@@ -166,7 +166,6 @@
             if isCacheable, !head.headers.contains(name: "range"), serveFromMemory(head, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
-                if !keepAlive { context.close(promise: nil) }
                 return
             }
             let hasBody =
@@ -235,7 +234,6 @@
                     writeFresh(found.response, entry: found.entry, tier: found.tier, head, keepAlive, &record, context)
                 {
                     self.context.finished(record)
-                    if !keepAlive { context.close(promise: nil) }
                     responseEnded(context: context)
                     return
                 }
