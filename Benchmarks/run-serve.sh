@@ -7,8 +7,9 @@
 #    object (timed: the first pass, all misses); each proxy gets the same memory budget;
 #  * hot objects: one cached 1 KiB and one 64 KiB body.
 #
-# Prints a markdown table of the medians: requests/s, p50/p99, origin requests during the timed runs,
-# peak RSS and peak anonymous RSS (RSS less file pages) of each proxy's processes.
+# Prints a markdown table of the medians: requests/s, p50/p99, the server's CPU time (user + system
+# from /proc/PID/stat, its processes summed) per 100,000 requests, origin requests during the timed
+# runs, peak RSS and peak anonymous RSS (RSS less file pages) of each proxy's processes.
 #
 #   Benchmarks/run-serve.sh [--rounds N] [--duration S] [--connections N] [--objects N] [--memory MIB]
 #                           [--proxies "nginx varnish ats stash ceiling"] [--baseline BINARY] [--no-hot]
@@ -52,7 +53,7 @@ while [[ $# -gt 0 ]]; do
         --baseline) baseline="$2"; shift ;;
         --no-hot) hot=0 ;;
         --write-readme) write_readme=1 ;;
-        -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "run-serve.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
