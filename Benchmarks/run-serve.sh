@@ -7,11 +7,13 @@
 #    object (timed: the first pass, all misses); each proxy gets the same memory budget;
 #  * hot objects: one cached 1 KiB and one 64 KiB body.
 #
-# Prints a markdown table of the medians: requests/s, p50/p99, origin requests during the timed runs,
-# peak RSS and peak anonymous RSS (RSS less file pages) of each proxy's processes.
+# Prints a markdown table of the medians: requests/s, p50/p99, the server's CPU time (user + system
+# from /proc/PID/stat, its processes summed) per 100,000 requests, origin requests during the timed
+# runs, peak RSS and peak anonymous RSS (RSS less file pages) of each proxy's processes.
 #
 #   Benchmarks/run-serve.sh [--rounds N] [--duration S] [--connections N] [--objects N] [--memory MIB]
-#                           [--proxies "nginx varnish ats stash ceiling"] [--no-hot] [--write-readme]
+#                           [--proxies "nginx varnish ats stash ceiling"] [--baseline BINARY] [--no-hot]
+#                           [--write-readme]
 #
 #   --rounds N        interleaved rounds (default 3)
 #   --duration S      seconds per wrk run (default 10)
@@ -19,6 +21,8 @@
 #   --objects N       objects in the working set (default 20000)
 #   --memory MIB      every proxy's memory budget (default 64)
 #   --proxies LIST    which servers to measure (default: all five)
+#   --baseline BINARY also measure this other `stash` build as "baseline", interleaved with the rest
+#                     (a before/after comparison in one run)
 #   --no-hot          skip the hot-object workloads
 #   --write-readme    replace the "## stash serve" section of Benchmarks/README.md
 #
@@ -37,6 +41,7 @@ memory_mib=64
 proxies="nginx varnish ats stash ceiling"
 hot=1
 write_readme=0
+baseline=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) rounds="$2"; shift ;;
@@ -45,13 +50,18 @@ while [[ $# -gt 0 ]]; do
         --objects) objects="$2"; shift ;;
         --memory) memory_mib="$2"; shift ;;
         --proxies) proxies="$2"; shift ;;
+        --baseline) baseline="$2"; shift ;;
         --no-hot) hot=0 ;;
         --write-readme) write_readme=1 ;;
-        -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "run-serve.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+if [[ -n $baseline ]]; then
+    [[ -x $baseline ]] || { echo "run-serve.sh: --baseline $baseline is not an executable" >&2; exit 2; }
+    proxies="$proxies baseline"
+fi
 missing=()
 command -v nginx >/dev/null || missing+=(nginx)
 command -v wrk >/dev/null || missing+=(wrk)
@@ -85,7 +95,7 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 declare -A port
-for name in origin nginx varnish ats stash ceiling; do port[$name]=$(free_port); done
+for name in origin nginx varnish ats stash baseline ceiling; do port[$name]=$(free_port); done
 
 # --- The objects, the request table and the wrk scripts (seeded) ---------------------------------
 mkdir -p "$work/origin/www/o" "$work/origin/logs"
@@ -285,12 +295,14 @@ CONF
     pids+=($!)
 fi
 
-if [[ $proxies == *stash* ]]; then
-    mkdir -p "$work/stash"
-    "$stash" serve --origin "http://127.0.0.1:${port[origin]}" --listen "127.0.0.1:${port[stash]}" \
-        --dir "$work/stash" --memory-limit "${memory_mib}MiB" --size-limit 2GiB >"$work/stash.out" 2>&1 &
+start_stash() { # name binary
+    mkdir -p "$work/$1"
+    "$2" serve --origin "http://127.0.0.1:${port[origin]}" --listen "127.0.0.1:${port[$1]}" \
+        --dir "$work/$1" --memory-limit "${memory_mib}MiB" --size-limit 2GiB >"$work/$1.out" 2>&1 &
     pids+=($!)
-fi
+}
+[[ $proxies == *stash* ]] && start_stash stash "$stash"
+[[ $proxies == *baseline* ]] && start_stash baseline "$baseline"
 
 # Waits until a server answers, or fails with its log.
 await_server() {
@@ -308,7 +320,7 @@ for proxy in $proxies; do
         nginx) await_server nginx "$work/proxy/logs/error.log" ;;
         varnish) await_server varnish "$work/varnish.out" ;;
         ats) await_server ats "$work/ats.out" ;;
-        stash) await_server stash "$work/stash.out" ;;
+        stash | baseline) await_server "$proxy" "$work/$proxy.out" ;;
         ceiling) await_server ceiling "$work/ceiling/logs/error.log" ;;
     esac
 done
@@ -321,7 +333,7 @@ server_pids() {
         ceiling) main=$(cat "$work/ceiling/nginx.pid") ;;
         varnish) main=$(pgrep -f -- "-n $work/varnish" | head -1) ;;
         ats) main=$(pgrep -f -- "--run-root=$work/ats" | head -1) ;;
-        stash) main=$(pgrep -f -- "--dir $work/stash" | head -1) ;;
+        stash | baseline) main=$(pgrep -f -- "--dir $work/$1 " | head -1) ;;
     esac
     echo "$main $(pgrep -P "$main" | tr '\n' ' ') $(for c in $(pgrep -P "$main"); do pgrep -P "$c"; done | tr '\n' ' ')"
 }
@@ -350,6 +362,21 @@ while True:
 PY
     pids+=($!)
 }
+# The CPU time (user + system, seconds) that a server's processes have used so far.
+cpu_seconds() {
+    python3 - $(server_pids "$1") <<'PY'
+import os, sys
+ticks = os.sysconf("SC_CLK_TCK")
+total = 0
+for pid in sys.argv[1:]:
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    except (OSError, IndexError):
+        pass
+print(total / ticks)
+PY
+}
 origin_requests() { curl -s "http://127.0.0.1:${port[origin]}/status" | awk 'NR==3 {print $3}'; }
 to_ms() { # wrk prints 1.23ms, 456.00us or 1.02s
     python3 -c 'import sys,re; v=sys.argv[1]; m=re.match(r"([\d.]+)(us|ms|s)",v); n=float(m.group(1)); print({"us":n/1000,"ms":n,"s":n*1000}[m.group(2)])' "$1"
@@ -370,18 +397,23 @@ done
 
 run_wrk() { # round workload proxy url [script]
     local round=$1 workload=$2 proxy=$3 url=$4 script=${5:-}
-    local before after out
+    local before after out cpu_before cpu_after
     before=$(origin_requests)
+    cpu_before=$(cpu_seconds "$proxy")
     out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency ${script:+-s "$script"} "$url")
+    cpu_after=$(cpu_seconds "$proxy")
     after=$(origin_requests)
-    local rps p50 p99 errors
+    local rps p50 p99 errors requests cpu
+    requests=$(awk '/requests in/ {print $1}' <<<"$out")
+    cpu=$(python3 -c "import sys; print(f'{(float(sys.argv[2]) - float(sys.argv[1])) * 100000 / max(1, int(sys.argv[3])):.2f}')" \
+        "$cpu_before" "$cpu_after" "$requests")
     rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
     p50=$(awk '$1=="50%" {print $2}' <<<"$out")
     p99=$(awk '$1=="99%" {print $2}' <<<"$out")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$round" "$proxy" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" \
-        "$((after - before - 1))" >>"$results"
-    echo "round $round $workload $proxy: $rps req/s p50 $p50 p99 $p99, origin $((after - before - 1)) $errors (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$round" "$proxy" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" \
+        "$((after - before - 1))" "$cpu" >>"$results"
+    echo "round $round $workload $proxy: $rps req/s p50 $p50 p99 $p99, origin $((after - before - 1)), CPU $cpu s per 100k $errors (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 }
 for round in $(seq "$rounds"); do
     for proxy in $proxies; do
@@ -403,7 +435,8 @@ path, rounds, duration, connections, cores, load_before, load_after, objects, me
 proxies = proxies.split()
 rows = [line.split("\t") for line in open(path).read().splitlines()]
 names = {"nginx": "nginx proxy_cache", "varnish": f"Varnish (malloc {memory}m)", "ats": f"Traffic Server ({memory} MiB RAM cache)",
-         "stash": f"`stash serve` (--memory-limit {memory}MiB)", "ceiling": "nginx serving the files"}
+         "stash": f"`stash serve` (--memory-limit {memory}MiB)", "baseline": "`stash serve`, baseline build",
+         "ceiling": "nginx serving the files"}
 def median(workload, proxy, column):
     values = [float(r[column]) for r in rows if r[0] == workload and r[2] == proxy]
     return statistics.median(values) if values else float("nan")
@@ -415,10 +448,12 @@ print("|---|" + "---:|" * len(proxies))
 def row(label, cells): print(f"| {label} | " + " | ".join(cells) + " |")
 row("Zipf 0.9: req/s", [f"{median('zipf', p, 3):,.0f}" for p in proxies])
 row("Zipf 0.9: p50 / p99 ms", [f"{median('zipf', p, 4):.1f} / {median('zipf', p, 5):.1f}" for p in proxies])
+row("Zipf 0.9: server CPU s per 100k requests", [f"{median('zipf', p, 7):.2f}" for p in proxies])
 row("Zipf 0.9: origin requests per timed run", [f"{median('zipf', p, 6):,.0f}" if p != "ceiling" else "-" for p in proxies])
 for size, label in (("1k", "1 KiB"), ("64k", "64 KiB")):
     if any(r[0] == size for r in rows):
         row(f"one hot {label} object: req/s", [f"{median(size, p, 3):,.0f}" for p in proxies])
+        row(f"one hot {label} object: server CPU s per 100k requests", [f"{median(size, p, 7):.2f}" for p in proxies])
         row(f"one hot {label} object: p50 / p99 ms", [f"{median(size, p, 4):.2f} / {median(size, p, 5):.2f}" for p in proxies])
 row("first pass over the objects (all misses), s", [f"{median('warm', p, 3):.1f}" if p != "ceiling" else "-" for p in proxies])
 mem = {r[2]: r[3].split() for r in rows if r[0] == "memory"}

@@ -21,6 +21,16 @@
             rawContext?.write(NIOAny(IOData.byteBuffer(buffer)), promise: nil)
         }
 
+        /// Writes already encoded HTTP/1.1 bytes or a file region to the socket, below the HTTP
+        /// handlers; `promise` completes when the socket took them (or the write failed).
+        func write(_ data: IOData, promise: EventLoopPromise<Void>?) {
+            guard let rawContext else {
+                promise?.fail(ChannelError.ioOnClosedChannel)
+                return
+            }
+            rawContext.write(NIOAny(data), promise: promise)
+        }
+
         /// Sends what was written.
         func flush() {
             rawContext?.flush()

@@ -12,6 +12,9 @@
         let body: RequestBody?
         let context: ProxyContext
         var writer: ResponseWriter
+        /// What the connection's direct disk read found (see ``ProxyHandler``), used by the first
+        /// lookup instead of reading the tiers again; `nil`: nothing was read yet.
+        var prefetched: ResponseStore.Found?? = nil
 
         /// Runs the exchange to its end; never throws (a failure is a `502` or a closed connection).
         mutating func run() async {
@@ -43,7 +46,10 @@
             let hasRange = head.headers.contains(name: "range")
             var waited = false
             while true {
-                if let found = await context.store.lookUp(base: base, requestHeaders: head.headers) {
+                var found = prefetched ?? nil
+                if prefetched == nil { found = await context.store.lookUp(base: base, requestHeaders: head.headers) }
+                prefetched = nil
+                if let found {
                     switch ServePolicy.reuse(
                         method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
                     {

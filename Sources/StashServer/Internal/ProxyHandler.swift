@@ -4,8 +4,9 @@
     import NIOHTTP1
 
     /// Serves one client connection: answers fresh memory-tier hits on the event loop, with the stored
-    /// head's pre-encoded bytes and body buffer and no copy of the body, and hands every other request
-    /// to an ``Exchange`` task.
+    /// head's pre-encoded bytes and body buffer and no copy of the body; reads other `GET`s and
+    /// `HEAD`s from the disk tier on the disk pool and answers a fresh disk hit on the event loop
+    /// too (its value file with `sendfile`); and hands every other request to an ``Exchange`` task.
     ///
     /// It answers pipelined requests in order, one at a time (RFC 9112 §9.3.2): parts of a request that
     /// arrive while the response to an earlier one is in progress wait in a queue, and the connection
@@ -28,7 +29,7 @@
 
         private let context: ProxyContext
         private let limits: ConnectionLimits
-        private let activity: ConnectionActivity
+        let activity: ConnectionActivity
         private var state = State.idle
         private var draining = false
         private var timer: Scheduled<Void>?
@@ -162,21 +163,42 @@
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            if head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "range"),
-                serveFromMemory(head, keepAlive, &record, context)
-            {
+            let isCacheable = head.method == .GET || head.method == .HEAD
+            if isCacheable, !head.headers.contains(name: "range"), serveFromMemory(head, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
-                if !keepAlive { context.close(promise: nil) }
                 return
             }
             let hasBody =
                 head.headers.contains(name: "content-length") && head.headers.first(name: "content-length") != "0"
                 || head.headers.contains(name: "transfer-encoding")
+            if isCacheable, !hasBody, !head.headers.contains(name: "range"),
+                let read = self.context.store.diskRead(
+                    base: self.context.store.baseKey(target: head.uri), requestHeaders: head.headers,
+                    on: context.eventLoop)
+            {
+                // The direct disk-hit path: one read on a disk thread, then, on this loop, a plain
+                // fresh hit is written at once; anything else goes to an exchange with what was read.
+                state = .busy(body: nil, requestEnded: false, responseEnded: false)
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                read.whenComplete { result in
+                    let (handler, context) = loopBound.value
+                    handler.diskReadEnded(result, head: head, keepAlive: keepAlive, record: record, context: context)
+                }
+                return
+            }
             var body: RequestBody?
             var source: RequestBody.Sequence.Source?
             if hasBody { (body, source) = RequestBody.make(channel: context.channel) }
             state = .busy(body: source, requestEnded: false, responseEnded: false)
+            startExchange(head, keepAlive: keepAlive, record: record, body: body, prefetched: nil, context: context)
+        }
+
+        /// Hands a request to an ``Exchange`` task; ``state`` already says it is in progress.
+        private func startExchange(
+            _ head: HTTPRequestHead, keepAlive: Bool, record: ExchangeRecord, body: RequestBody?,
+            prefetched: ResponseStore.Found??, context: ChannelHandlerContext
+        ) {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
             let proxy = self.context
@@ -190,9 +212,38 @@
                     }
                 }, keepAlive: keepAlive, isHead: head.method == .HEAD, record: record)
             Task {
-                var exchange = Exchange(head: head, body: body, context: proxy, writer: writer)
+                var exchange = Exchange(
+                    head: head, body: body, context: proxy, writer: writer, prefetched: prefetched)
                 await exchange.run()
             }
+        }
+
+        /// Answers a request from what the direct disk read found: at once for a plain fresh hit,
+        /// else through an ``Exchange`` that starts from it (a read that failed: from scratch).
+        private func diskReadEnded(
+            _ result: Result<ResponseStore.Found?, any Error>, head: HTTPRequestHead, keepAlive: Bool,
+            record: ExchangeRecord, context: ChannelHandlerContext
+        ) {
+            var record = record
+            let prefetched: ResponseStore.Found??
+            switch result {
+            case .success(let found):
+                if let found, context.channel.isActive,
+                    ServePolicy.reuse(
+                        method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
+                        == .fresh,
+                    writeFresh(found.response, entry: found.entry, tier: found.tier, head, keepAlive, &record, context)
+                {
+                    self.context.finished(record)
+                    responseEnded(context: context)
+                    return
+                }
+                prefetched = .some(found)
+            case .failure:
+                prefetched = nil
+            }
+            startExchange(
+                head, keepAlive: keepAlive, record: record, body: nil, prefetched: prefetched, context: context)
         }
 
         /// Writes a fresh memory-tier hit at once; `false` when the memory tier cannot answer.
@@ -201,62 +252,16 @@
         ) -> Bool {
             let store = self.context.store
             let base = store.baseKey(target: head.uri)
-            guard let stored = store.memoryHit(base: base, requestHeaders: head.headers), let body = stored.body else {
+            guard let stored = store.memoryHit(base: base, requestHeaders: head.headers), stored.body != nil else {
                 return false
             }
-            let now = Date()
             guard
-                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
+                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: Date())
+                    == .fresh
             else {
                 return false
             }
-            if ConditionalRequest.isConditional(head.headers),
-                ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: stored)
-            {
-                // RFC 9111 §4.3.2: the client's own validator matches the fresh stored response.
-                var headers = ConditionalRequest.notModifiedHeaders(stored)
-                headers.add(name: "Age", value: ServePolicy.ageValue(stored, now: now))
-                ProxyHeaders.addVia(to: &headers, version: head.version)
-                if !keepAlive { headers.add(name: "Connection", value: "close") }
-                context.write(
-                    wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
-                    promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                record.status = 304
-                record.cacheStatus = .hit
-                record.tier = .memory
-                return true
-            }
-            if head.version == .http1_1 {
-                var encoded = context.channel.allocator.buffer(capacity: stored.encodedHead.readableBytes + 48)
-                encoded.writeImmutableBuffer(stored.encodedHead)
-                encoded.writeStaticString("Age: ")
-                encoded.writeString(String(ServePolicy.ageSeconds(stored, now: now)))
-                encoded.writeStaticString(keepAlive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
-                activity.writeEncoded(encoded)
-                if head.method != .HEAD, body.readableBytes > 0 {
-                    activity.writeEncoded(body)
-                    record.bytes = body.readableBytes
-                }
-                activity.flush()
-            } else {
-                var headers = stored.headers
-                headers.replaceOrAdd(name: "Age", value: ServePolicy.ageValue(stored, now: now))
-                ProxyHeaders.addVia(to: &headers, version: head.version)
-                if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-                let responseHead = HTTPResponseHead(
-                    version: .http1_1, status: HTTPResponseStatus(statusCode: stored.status), headers: headers)
-                context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-                if head.method != .HEAD, body.readableBytes > 0 {
-                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                    record.bytes = body.readableBytes
-                }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            }
-            record.status = stored.status
-            record.cacheStatus = .hit
-            record.tier = .memory
-            return true
+            return writeFresh(stored, entry: nil, tier: .memory, head, keepAlive, &record, context)
         }
 
         /// Ignores `Upgrade` (RFC 9110 §7.8).

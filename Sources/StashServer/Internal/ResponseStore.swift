@@ -99,22 +99,10 @@
 
         /// The response stored for a request in any tier, filling the tiers above the one that had it.
         func lookUp(base: String, requestHeaders: HTTPHeaders) async -> Found? {
-            if shared == nil, let disk, case .none = markers.withLock({ $0[base] }) {
+            if shared == nil, disk != nil, case .none = markers.withLock({ $0[base] }) {
                 // A URL not seen since the start: neither its marker nor any response is in memory.
                 // Its marker and its entry are read in one trip to a disk thread.
-                let read = try? await offLoop { () -> (VaryMarker?, Found?) in
-                    let marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
-                    let key =
-                        marker.map { self.variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
-                    return (marker, self.diskLookUp(key: key))
-                }
-                guard let read else { return nil }
-                let (marker, found) = read
-                markers.withLock { markers in
-                    if case .none = markers[base] { markers[base] = .some(marker) }
-                }
-                guard let found, matches(found.response, requestHeaders) else { return nil }
-                return found
+                return (try? await offLoop { self.diskRead(base: base, requestHeaders: requestHeaders) }) ?? nil
             }
             let marker = await varyMarker(base: base)
             let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
@@ -131,6 +119,40 @@
                 return Found(response: response, tier: .shared, key: key)
             }
             return nil
+        }
+
+        /// The disk tier's response for a request whose memory-tier lookup missed, in one trip to a
+        /// disk thread: the URL's `Vary` marker (read too when this process does not know it yet) and
+        /// the entry it selects; `nil` when the disk tier has none that matches the request.
+        ///
+        /// The response store behind a shared tier answers `nil` from the disk tier alone only
+        /// through ``lookUp(base:requestHeaders:)``. Blocks: run it off the event loops.
+        func diskRead(base: String, requestHeaders: HTTPHeaders) -> Found? {
+            guard let disk else { return nil }
+            let marker: VaryMarker?
+            if case .some(let known) = markers.withLock({ $0[base] }) {
+                marker = known
+            } else {
+                marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
+                markers.withLock { markers in
+                    if case .none = markers[base] { markers[base] = .some(marker) }
+                }
+            }
+            let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
+            guard let found = diskLookUp(key: key), matches(found.response, requestHeaders) else { return nil }
+            return found
+        }
+
+        /// Starts ``diskRead(base:requestHeaders:)`` on ``diskPool``, for an answer on `eventLoop`;
+        /// `nil` when there is no disk pool or a shared tier sits behind the disk tier (the full
+        /// lookup then runs instead).
+        func diskRead(base: String, requestHeaders: HTTPHeaders, on eventLoop: any EventLoop)
+            -> EventLoopFuture<Found?>?
+        {
+            guard let diskPool, disk != nil, shared == nil else { return nil }
+            return diskPool.runIfActive(eventLoop: eventLoop) {
+                self.diskRead(base: base, requestHeaders: requestHeaders)
+            }
         }
 
         /// Runs a disk-tier operation on ``diskPool`` (on the caller without one).
