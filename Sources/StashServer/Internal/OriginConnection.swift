@@ -254,9 +254,10 @@
             }.get()
         }
 
-        /// Streams `body` to the origin, each chunk written before the next is taken from the
-        /// client (back-pressure), then ends the request. A body that fails (the client left)
-        /// closes the connection, which ends the answer with an error.
+        /// Streams `body` to the origin, then ends the request.
+        ///
+        /// Each chunk is written before the next is taken from the client (back-pressure). A body
+        /// that fails (the client left) closes the connection, which ends the answer with an error.
         func send(body: RequestBody.Sequence) async {
             do {
                 for try await chunk in body {
