@@ -36,9 +36,11 @@
             let origin = try RawOrigin.start(keepAlive: true) { head, connection in
                 if head.hasPrefix("GET /close ") {
                     try connection.send(
-                        "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: 5\r\n\r\nclose")
+                        "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: 5\r\n\r\nclose"
+                    )
                 } else {
-                    try connection.send("HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nConnection: close\r\n\r\nuntil-eof")
+                    try connection.send(
+                        "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nConnection: close\r\n\r\nuntil-eof")
                 }
                 throw RawHTTP.Failure(description: "closing")  // ends the connection's loop
             }
