@@ -1,4 +1,5 @@
 #if Serve
+    import Foundation
     import NIOCore
     import NIOHTTP1
 
@@ -61,13 +62,16 @@
         }
 
         private let readTimeout: TimeAmount
-        /// Called when a response is complete and the connection may carry another request.
-        var onReusable: (() -> Void)?
+        /// Called when a response is complete and the connection may carry another request, with
+        /// how long the origin keeps it open while idle, if its response said so.
+        var onReusable: ((TimeAmount?) -> Void)?
         private var context: ChannelHandlerContext?
         private var exchange = 0
         private var source: OriginParts.Source?
         private var requestEnded = true
         private var keepAlive = true
+        /// The `timeout` of the final response's `Keep-Alive` field, in seconds.
+        private var originIdleSeconds: Int64?
         /// Whether the consumer wants more parts; reads are held back while it does not.
         private var wantsMore = true
         private var heldRead = false
@@ -139,6 +143,7 @@
                     headDeadline?.cancel()
                     headDeadline = nil
                     keepAlive = head.isKeepAlive
+                    originIdleSeconds = Self.keepAliveTimeout(head.headers)
                 }
                 yield(.head(head))
             case .body(let bytes):
@@ -152,13 +157,28 @@
                     heldRead = false
                     context.read()
                 }
-                if keepAlive, requestEnded, context.channel.isActive {
-                    onReusable?()
+                if keepAlive, requestEnded, context.channel.isActive, originIdleSeconds.map({ $0 > 1 }) ?? true {
+                    // A second short of the origin's own idle timeout: a request is not sent on a
+                    // connection the origin is closing.
+                    onReusable?(originIdleSeconds.map { .seconds($0 - 1) })
                 } else {
                     context.close(promise: nil)
                 }
                 source.finish()
             }
+        }
+
+        /// The `timeout` parameter of a `Keep-Alive` field (`Keep-Alive: timeout=5, max=100`), which
+        /// origins such as Apache httpd and Node.js send: how many seconds they keep an idle
+        /// connection open.
+        static func keepAliveTimeout(_ headers: HTTPHeaders) -> Int64? {
+            for value in headers[canonicalForm: "keep-alive"] {
+                let parameter = value.lowercased().split(separator: "=", maxSplits: 1)
+                if parameter.count == 2, parameter[0].trimmingCharacters(in: .whitespaces) == "timeout" {
+                    return Int64(parameter[1].trimmingCharacters(in: .whitespaces))
+                }
+            }
+            return nil
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -124,7 +124,7 @@
                 let handler = try channel.pipeline.syncOperations.handler(type: OriginConnectionHandler.self)
                 let connection = OriginConnection(
                     channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
-                handler.onReusable = { [weak self, connection] in self?.release(connection) }
+                handler.onReusable = { [weak self, connection] idle in self?.release(connection, idle: idle) }
                 return connection
             }.get()
             let admitted = state.withLock { state -> Bool in
@@ -140,9 +140,11 @@
             return connection
         }
 
-        /// A connection whose response is complete: to the first waiter, or idle.
-        private func release(_ connection: OriginConnection) {
-            let timer = connection.channel.eventLoop.scheduleTask(in: idleTimeout) { [weak self, connection] in
+        /// A connection whose response is complete: to the first waiter, or idle for at most
+        /// ``idleTimeout`` (or `originIdle`, when the origin keeps it open for less).
+        private func release(_ connection: OriginConnection, idle originIdle: TimeAmount?) {
+            let idle = originIdle.map { min($0, idleTimeout) } ?? idleTimeout
+            let timer = connection.channel.eventLoop.scheduleTask(in: idle) { [weak self, connection] in
                 guard let self else { return }
                 self.expire(connection)
             }
