@@ -29,6 +29,28 @@
             }
         }
 
+        /// An origin that announces `Keep-Alive: timeout=1` closes an idle connection within a
+        /// second; the proxy keeps a connection a second short of that, so it does not reuse this one
+        /// and opens a new connection for the next request (RFC 9112 §9.3: a client must be ready
+        /// for the server to close an idle connection; it need not race it).
+        @Test func aShortKeepAliveTimeoutIsNotRaced() async throws {
+            let origin = try RawOrigin.start(keepAlive: true) { _, connection in
+                try connection.send(
+                    "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nKeep-Alive: timeout=1\r\nContent-Length: 2\r\n\r\nok"
+                )
+            }
+            try await ServeInterimTests.withRawProxy(origin: origin) { proxy in
+                for index in 1...2 {
+                    let raw = try await Self.get("/short\(index)", port: proxy.port)
+                    let response = try #require(RawHTTP.parse(raw).first)
+                    #expect(response.text == "ok", "request \(index)")
+                    #expect(response.header("keep-alive") == nil, "a hop-by-hop field, not relayed")
+                }
+                #expect(origin.requests.count == 2)
+                #expect(origin.connections == 2)
+            }
+        }
+
         /// RFC 9112 §9.6: after a response with `Connection: close` the origin closes the
         /// connection, so the proxy opens a new one for the next request; a body delimited by the
         /// close (no `Content-Length`, RFC 9112 §6.3) is relayed whole.
