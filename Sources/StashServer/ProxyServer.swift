@@ -1,5 +1,4 @@
 #if Serve
-    import AsyncHTTPClient
     import Foundation
     import Logging
     import NIOCore
@@ -100,16 +99,10 @@
             let spool = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "stash-serve-\(getpid())-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-            var clientConfiguration = HTTPClient.Configuration()
-            clientConfiguration.redirectConfiguration = .disallow
-            clientConfiguration.decompression = .disabled
-            clientConfiguration.connectionPool = .init(
-                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
-            // An origin that refuses connections fails the request at once (a 502, or a stale response
-            // under stale-if-error), as nginx does, rather than after retrying for the connect timeout.
-            clientConfiguration.connectionPool.retryConnectionEstablishment = false
-            clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
-            let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: clientConfiguration)
+            // Timeouts as the proxy has always had them: 10 s to connect, 60 s without a byte.
+            let client = OriginClient(
+                origin: configuration.origin, group: group, connectTimeout: .seconds(10), readTimeout: .seconds(60),
+                idleTimeout: .seconds(60), maximumConnections: 256)
             diskPool.start()
             let store = ResponseStore(
                 origin: configuration.origin, memoryLimit: configuration.memoryLimit.bytes, disk: disk,
@@ -125,7 +118,7 @@
             do {
                 server = try await bind(context: context)
             } catch {
-                try? await client.shutdown()
+                await client.shutdown()
                 disk?.close()
                 throw error
             }
@@ -136,7 +129,7 @@
                         group: group, host: configuration.host, port: metricsPort, context: context)
                 } catch {
                     try? await server.close()
-                    try? await client.shutdown()
+                    await client.shutdown()
                     disk?.close()
                     throw Self.bindError(error, host: configuration.host, port: metricsPort, what: "metrics endpoint")
                 }
@@ -282,7 +275,7 @@
                 $0.trimmer?.cancel()
             }
             if let context {
-                try? await context.client.shutdown()
+                await context.client.shutdown()
                 context.accessLog?.flush()
                 try? FileManager.default.removeItem(at: context.spoolDirectory)
             }

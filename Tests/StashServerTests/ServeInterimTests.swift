@@ -46,6 +46,77 @@
             return try #require(RawHTTP.parse(Data(rest)).first)
         }
 
+        /// The interim (1xx) heads at the start of `raw`, as text, in the order they came.
+        static func interimHeads(_ raw: Data) -> [String] {
+            var heads: [String] = []
+            var rest = raw[...]
+            while rest.starts(with: Data("HTTP/1.1 1".utf8)), let end = rest.range(of: Data("\r\n\r\n".utf8)) {
+                heads.append(String(decoding: rest[..<end.upperBound], as: UTF8.self))
+                rest = rest[end.upperBound...]
+            }
+            return heads
+        }
+
+        /// RFC 9110 §15.2: a proxy forwards the 1xx responses it did not ask for, and a client reads
+        /// any number of them before the final response; RFC 9111 §3: only the final response is
+        /// stored.
+        ///
+        /// The client gets the origin's `102` and `103` heads, in order and with their fields (the
+        /// `Link` of `103 (Early Hints)`, RFC 8297), then the `200`; the second request is a hit with
+        /// no interim response at all, and the origin was asked once.
+        @Test(arguments: [
+            ["HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n"],
+            [
+                "HTTP/1.1 102 Processing\r\n",
+                "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload; as=style\r\n",
+                "HTTP/1.1 103 Early Hints\r\nLink: </b.js>; rel=preload; as=script\r\n",
+            ],
+        ])
+        func interimResponsesAreRelayedBeforeTheFinalOneAndNeverFromTheCache(interim: [String]) async throws {
+            let origin = try Self.origin(interim: interim)
+            try await Self.withRawProxy(origin: origin) { proxy in
+                let request = Data("GET /hints HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".utf8)
+                let miss = try await RawHTTP.exchange(port: proxy.port, send: request)
+                let relayed = Self.interimHeads(miss)
+                #expect(relayed.count == interim.count)
+                for (sent, got) in zip(interim, relayed) {
+                    // The status code; the reason phrase is optional (RFC 9112 §4).
+                    #expect(got.prefix(13) == sent.prefix(13))
+                    for line in sent.components(separatedBy: "\r\n").dropFirst() where !line.isEmpty {
+                        #expect(got.lowercased().contains("\r\n" + line.lowercased() + "\r\n"), "\(line)")
+                    }
+                    #expect(got.contains("\r\nVia: 1.1 stash\r\n"))
+                }
+                let final = try Self.finalResponse(miss)
+                #expect(final.status == 200)
+                #expect(final.text == "final")
+                #expect(final.header("link") == nil)
+
+                let hit = try await RawHTTP.exchange(port: proxy.port, send: request)
+                #expect(String(decoding: hit.prefix(12), as: UTF8.self) == "HTTP/1.1 200")
+                #expect(Self.interimHeads(hit).isEmpty)
+                #expect(try Self.finalResponse(hit).text == "final")
+                #expect(origin.requests.count == 1)
+            }
+        }
+
+        /// RFC 9110 §10.1.1 and §15.2.1: the proxy answers the client's `Expect: 100-continue` with
+        /// its own `100 (Continue)`, so the origin's `100` for the same expectation is not relayed
+        /// as a second one.
+        @Test func theOriginsContinueIsNotRelayedAfterTheProxysOwn() async throws {
+            let origin = try Self.origin(interim: ["HTTP/1.1 100 Continue\r\n"])
+            try await Self.withRawProxy(origin: origin) { proxy in
+                let raw = try await RawHTTP.exchange(
+                    port: proxy.port,
+                    send: Data(
+                        ("POST /form HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n"
+                            + "Connection: close\r\n\r\nhi").utf8))
+                #expect(Self.interimHeads(raw).map { String($0.prefix(12)) } == ["HTTP/1.1 100"])
+                #expect(try Self.finalResponse(raw).text == "final")
+                #expect(origin.requests.first?.lowercased().contains("expect: 100-continue") == true)
+            }
+        }
+
         /// RFC 9111 §3 (a cache stores only final responses) and RFC 9110 §15.2 (a 1xx is never the
         /// answer): after `100`, `102` or `103` heads, the client gets the origin's final `200`, with
         /// none of the interim fields, the `200` alone is stored, and the next request is a hit that

@@ -1,5 +1,4 @@
 #if Serve
-    import AsyncHTTPClient
     import Foundation
     import NIOCore
     import NIOHTTP1
@@ -7,12 +6,12 @@
     extension Exchange {
         /// The origin's final answer to a request: its head, with the times RFC 9111 §4.2.3 needs.
         ///
-        /// Only a final response ever gets here: the origin client reads past interim (1xx) responses
-        /// (AsyncHTTPClient drops every 1xx head but `101` before its response reaches the caller), so
-        /// neither an interim status nor an interim response's fields can be stored or served as the
-        /// answer (RFC 9110 §15.2, RFC 9111 §3).
+        /// Only a final response ever gets here: interim (1xx) responses are relayed to the client
+        /// as they arrive (see ``askOrigin(_:stored:)``) and never kept, so neither an interim status
+        /// nor an interim response's fields can be stored or served as the answer (RFC 9110 §15.2,
+        /// RFC 9111 §3).
         struct OriginAnswer {
-            let response: HTTPClientResponse
+            let response: OriginResponse
             let status: Int
             /// The response's end-to-end fields (RFC 9110 §7.6.1).
             let headers: HTTPHeaders
@@ -28,19 +27,35 @@
         /// disconnected from the origin (refused, reset, closed) is covered unless a directive forbids
         /// serving stale.
         ///
+        /// Each interim (1xx) response the origin sends before its final one is relayed to the client
+        /// at once (RFC 9110 §15.2: a proxy forwards 1xx responses), without its hop-by-hop fields and
+        /// with the proxy's `Via`; never to an HTTP/1.0 client (§15.2), and not the origin's
+        /// `100 (Continue)` when the proxy already sent its own (see ``continueIfExpected()``).
+        ///
         /// - Returns: The origin's answer, or `nil` when the exchange was answered from `stored`.
-        mutating func askOrigin(_ request: HTTPClientRequest, stored: ResponseStore.Found?) async throws
+        mutating func askOrigin(_ request: OriginRequest.Message, stored: ResponseStore.Found?) async throws
             -> OriginAnswer?
         {
             let requestTime = Date()
-            let response: HTTPClientResponse
+            let response: OriginResponse
+            var relay = writer
+            let version = head.version
+            let continued = body != nil && OriginRequest.expectsContinue(head)
             do {
-                response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
+                response = try await context.client.execute(request, deadline: .now() + context.originTimeout) {
+                    interim in
+                    let status = Int(interim.status.code)
+                    if status == 100, continued { return }
+                    var headers = ProxyHeaders.endToEnd(interim.headers)
+                    ProxyHeaders.addVia(to: &headers, version: version)
+                    // A client that left fails the final response's write too.
+                    _ = try? await relay.informational(status: status, headers: headers, requestVersion: version)
+                }
                 // The origin client passes `101 (Switching Protocols)` on as if it were final. The proxy
                 // never forwards `Upgrade`, so an origin that switches protocols answered a request
                 // nobody made (RFC 9110 §15.2.2, §7.8): a bad gateway, never relayed or stored.
-                if (100..<200).contains(response.status.code) {
-                    throw ServeFailure.interimAsFinal(Int(response.status.code))
+                if (100..<200).contains(response.status) {
+                    throw ServeFailure.interimAsFinal(response.status)
                 }
             } catch {
                 guard let stored,
@@ -52,7 +67,7 @@
                 try await serve(stored, status: .stale)
                 return nil
             }
-            let status = Int(response.status.code)
+            let status = response.status
             if let stored, [500, 502, 503, 504].contains(status),
                 ServePolicy.mayServeStaleOnError(stored.response, requestHeaders: head.headers)
             {
@@ -90,10 +105,10 @@
         /// Sends `100 (Continue)` to a client that waits for it before sending its content.
         ///
         /// RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` with content may wait for a
-        /// `100 (Continue)` before sending it. The origin's own `100` cannot be relayed (the origin
-        /// client drops interim responses, see ``OriginAnswer``), so the proxy sends one as it starts
-        /// forwarding the content; never to an HTTP/1.0 client, whose expectation is ignored (§10.1.1,
-        /// §15.2).
+        /// `100 (Continue)` before sending it. The proxy sends one as it starts forwarding the content
+        /// (an `https` origin's own `100` never reaches it, and a plain one's may come only once the
+        /// origin reads), and then does not relay the origin's; never to an HTTP/1.0 client, whose
+        /// expectation is ignored (§10.1.1, §15.2).
         mutating func continueIfExpected() async throws {
             guard body != nil, OriginRequest.expectsContinue(head) else { return }
             try await writer.informational(status: 100, requestVersion: head.version)

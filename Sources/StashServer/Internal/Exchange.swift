@@ -1,5 +1,4 @@
 #if Serve
-    import AsyncHTTPClient
     import Foundation
     import NIOCore
     import NIOHTTP1
@@ -28,7 +27,7 @@
                 }
             } catch {
                 context.logger.debug("\(head.method) \(head.uri) failed: \(error)")
-                let timedOut = (error as? HTTPClientError) == .deadlineExceeded
+                let timedOut = OriginRequest.isTimeout(error)
                 await writer.fail(
                     status: timedOut ? 504 : 502,
                     message: timedOut
@@ -145,10 +144,7 @@
             let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
             var request = OriginRequest.make(
                 head: head, client: writer.record.client, stored: stored?.response, context: context)
-            if let body {
-                let length = head.headers.first(name: "content-length").flatMap { Int64($0) }
-                request.body = .stream(body.sequence, length: length.map { .known($0) } ?? .unknown)
-            }
+            request.body = body
             try await continueIfExpected()
             guard let answer = try await askOrigin(request, stored: stored) else { return }
             let (response, status, responseHeaders) = (answer.response, answer.status, answer.headers)

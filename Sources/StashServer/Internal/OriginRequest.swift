@@ -6,6 +6,21 @@
 
     /// The request the proxy sends to the origin for a client's request.
     enum OriginRequest {
+        /// A request for the origin: its target relative to the origin's URL, its fields, and the
+        /// client's content streamed through.
+        struct Message: Sendable {
+            var method: HTTPMethod
+            /// The path and query, starting with `/`, appended to the origin's path.
+            var target: String
+            var headers: HTTPHeaders
+            /// The client's content, if any.
+            var body: RequestBody?
+            /// The content's length, when the client announced it.
+            var bodyLength: Int64? {
+                headers.first(name: "content-length").flatMap { Int64($0) }
+            }
+        }
+
         /// The client's request as the origin gets it: end-to-end fields only (RFC 9110 §7.6.1), the
         /// proxy's `Via` (§7.6.3) and forwarding fields (RFC 7239, see
         /// ``ProxyHeaders/setForwarding(_:client:requestHost:options:)``), and, to revalidate
@@ -16,12 +31,12 @@
         static func make(
             head: HTTPRequestHead, client: String, stored: CachedResponse?, context: ProxyContext,
             wholeResponse: Bool = false
-        ) -> HTTPClientRequest {
-            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
-            var request = HTTPClientRequest(url: url)
+        ) -> Message {
             // NIO spells M-SEARCH without its hyphen on the wire.
-            request.method = head.method == .MSEARCH ? .RAW(value: "M-SEARCH") : head.method
-            request.headers = ProxyHeaders.endToEnd(head.headers, excluding: ["host"])
+            var request = Message(
+                method: head.method == .MSEARCH ? .RAW(value: "M-SEARCH") : head.method,
+                target: head.uri.hasPrefix("/") ? head.uri : "/" + head.uri,
+                headers: ProxyHeaders.endToEnd(head.headers, excluding: ["host"]))
             ProxyHeaders.setForwarding(
                 &request.headers, client: client, requestHost: head.headers.first(name: "host"),
                 options: context.options)
@@ -50,10 +65,18 @@
             return head.headers[canonicalForm: "expect"].contains { $0.lowercased() == "100-continue" }
         }
 
+        /// Whether a failure means the origin did not send its response head in time (a `504`).
+        static func isTimeout(_ error: any Error) -> Bool {
+            (error as? HTTPClientError) == .deadlineExceeded || (error as? OriginClientError) == .deadlineExceeded
+        }
+
         /// Whether a failure to get a response means the origin is unreachable or hung up (refused,
         /// reset or closed), as opposed to a response that took too long.
         static func isDisconnection(_ error: any Error) -> Bool {
             if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .cancelled {
+                return false
+            }
+            if let error = error as? OriginClientError, error == .deadlineExceeded || error == .shutDown {
                 return false
             }
             if error is ServeFailure { return false }  // the origin answered, wrongly

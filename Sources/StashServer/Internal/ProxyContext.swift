@@ -1,5 +1,4 @@
 #if Serve
-    import AsyncHTTPClient
     import Foundation
     import Logging
     import NIOCore
@@ -13,7 +12,7 @@
         /// The origin's URL without a trailing slash, that request targets are appended to.
         let originPrefix: String
         let store: ResponseStore
-        let client: HTTPClient
+        let client: OriginClient
         let fills = FillCoordinator()
         let metrics: ProxyMetrics
         let accessLog: AccessLog?
@@ -28,7 +27,7 @@
         let revalidations = LockedValue(Set<String>())
 
         init(
-            origin: URL, store: ResponseStore, client: HTTPClient, metrics: ProxyMetrics, accessLog: AccessLog?,
+            origin: URL, store: ResponseStore, client: OriginClient, metrics: ProxyMetrics, accessLog: AccessLog?,
             logger: Logger, originTimeout: TimeAmount, maximumStoredBody: Int, spoolDirectory: URL,
             options: ServeOptions
         ) {

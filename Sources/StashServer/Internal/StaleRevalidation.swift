@@ -1,5 +1,4 @@
 #if Serve
-    import AsyncHTTPClient
     import Foundation
     import NIOCore
     import NIOHTTP1
@@ -32,7 +31,7 @@
             do {
                 let response = try await context.client.execute(request, deadline: .now() + context.originTimeout)
                 let responseTime = Date()
-                let status = Int(response.status.code)
+                let status = response.status
                 let responseHeaders = ProxyHeaders.endToEnd(response.headers)
                 if status == 304 {
                     for try await _ in response.body {}

@@ -10,7 +10,8 @@
     /// A hand-written HTTP/1.1 origin on 127.0.0.1 for what FlyingFox cannot send.
     ///
     /// Interim (1xx) responses before the final one, a body sent in stages. Each connection is served on a thread
-    /// of its own by a script that writes the bytes of its answer; the connection is closed after it.
+    /// of its own by a script that writes the bytes of its answer; the connection is closed after it, or, for
+    /// an origin started with `keepAlive`, serves the next request until the proxy closes it.
     final class RawOrigin: Sendable {
         /// Writes the answer to one request (its head as text) on `connection`.
         typealias Script = @Sendable (_ request: String, _ connection: Connection) throws -> Void
@@ -25,11 +26,14 @@
 
         let port: Int
         private let listener: Int32
+        private let keepAlive: Bool
         private let heads = Locked([String]())
+        private let accepted = Locked(0)
 
-        private init(listener: Int32, port: Int) {
+        private init(listener: Int32, port: Int, keepAlive: Bool) {
             self.listener = listener
             self.port = port
+            self.keepAlive = keepAlive
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
@@ -37,8 +41,14 @@
         /// The request heads received, in order.
         var requests: [String] { heads.withLock { $0 } }
 
+        /// The connections that carried a request so far (not the proxy's start-up check, which
+        /// connects and closes).
+        var connections: Int { accepted.withLock { $0 } }
+
         /// Listens on a port the system picks and serves every connection with `script`.
-        static func start(_ script: @escaping Script) throws -> RawOrigin {
+        ///
+        /// - Parameter keepAlive: Serves every request of a connection, not only its first.
+        static func start(keepAlive: Bool = false, _ script: @escaping Script) throws -> RawOrigin {
             #if canImport(Glibc)
                 let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             #else
@@ -60,7 +70,8 @@
                 close(listener)
                 throw RawHTTP.Failure(description: "listening on 127.0.0.1 failed: \(errno)")
             }
-            let origin = RawOrigin(listener: listener, port: Int(UInt16(bigEndian: address.sin_port)))
+            let origin = RawOrigin(
+                listener: listener, port: Int(UInt16(bigEndian: address.sin_port)), keepAlive: keepAlive)
             Thread { origin.acceptLoop(script) }.start()
             return origin
         }
@@ -78,11 +89,16 @@
                     if errno == EINTR { continue }
                     return
                 }
-                Thread { [heads] in
+                Thread { [heads, accepted, keepAlive] in
                     defer { close(connection) }
-                    guard let head = Self.readHead(connection) else { return }
-                    heads.withLock { $0.append(head) }
-                    try? script(head, Connection(socket: connection))
+                    var first = true
+                    repeat {
+                        guard let head = Self.readHead(connection) else { return }
+                        if first { accepted.withLock { $0 += 1 } }
+                        first = false
+                        heads.withLock { $0.append(head) }
+                        guard (try? script(head, Connection(socket: connection))) != nil else { break }
+                    } while keepAlive
                     shutdown(connection, Int32(SHUT_WR))
                 }.start()
             }

@@ -1,0 +1,292 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    /// One part of an origin's answer, in the order the connection reads it: any interim (1xx)
+    /// heads, the final head, then the body's chunks.
+    enum OriginPart: Sendable {
+        case head(HTTPResponseHead)
+        case body(ByteBuffer)
+    }
+
+    /// The parts of one answer, read with back-pressure: the connection stops reading from the
+    /// origin while the consumer (the client's connection, or the spool) is behind.
+    typealias OriginParts = NIOThrowingAsyncSequenceProducer<
+        OriginPart, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark,
+        OriginConnectionHandler.Demand
+    >
+
+    /// How a request to the origin failed, as the proxy tells its outcomes apart.
+    enum OriginClientError: Error, Equatable {
+        /// No final response head before the exchange's deadline: the origin is slow (`504`).
+        case deadlineExceeded
+        /// No byte from the origin for the read timeout while the proxy waited for one.
+        case readTimeout
+        /// The origin closed the connection before the response was complete.
+        case connectionClosed
+        /// The proxy is stopping.
+        case shutDown
+    }
+
+    /// The last handler of a connection to the origin: it turns the decoder's response parts into
+    /// the current exchange's ``OriginParts``, reads only while the consumer wants more, enforces
+    /// the head deadline and the read timeout, and hands the connection back to its pool once a
+    /// response is complete (or closes it).
+    ///
+    /// Every method runs on the connection's event loop.
+    final class OriginConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPClientResponsePart
+        typealias OutboundIn = HTTPClientRequestPart
+        typealias OutboundOut = HTTPClientRequestPart
+
+        /// Tells the handler that the consumer of one exchange wants more, or has gone.
+        final class Demand: NIOAsyncSequenceProducerDelegate, Sendable {
+            let handler: NIOLoopBound<OriginConnectionHandler>
+            let exchange: Int
+
+            init(handler: NIOLoopBound<OriginConnectionHandler>, exchange: Int) {
+                self.handler = handler
+                self.exchange = exchange
+            }
+
+            func produceMore() {
+                let (handler, exchange) = (handler, exchange)
+                handler.eventLoop.execute { handler.value.resumeReading(exchange: exchange) }
+            }
+
+            func didTerminate() {
+                let (handler, exchange) = (handler, exchange)
+                handler.eventLoop.execute { handler.value.consumerLeft(exchange: exchange) }
+            }
+        }
+
+        private let readTimeout: TimeAmount
+        /// Called when a response is complete and the connection may carry another request, with
+        /// how long the origin keeps it open while idle, if its response said so.
+        var onReusable: ((TimeAmount?) -> Void)?
+        private var context: ChannelHandlerContext?
+        private var exchange = 0
+        private var source: OriginParts.Source?
+        private var requestEnded = true
+        private var keepAlive = true
+        /// The `timeout` of the final response's `Keep-Alive` field, in seconds.
+        private var originIdleSeconds: Int64?
+        /// Whether the consumer wants more parts; reads are held back while it does not.
+        private var wantsMore = true
+        private var heldRead = false
+        private var headDeadline: Scheduled<Void>?
+        private var readTimer: Scheduled<Void>?
+        private var lastRead = NIODeadline.now()
+
+        init(readTimeout: TimeAmount) { self.readTimeout = readTimeout }
+
+        func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+        func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+        /// Whether no exchange is under way.
+        var isIdle: Bool { source == nil }
+
+        /// Sends `head` and starts reading its answer; with `endsRequest`, the request has no body
+        /// and ends at once (otherwise the caller writes the body and its end through the channel).
+        func start(head: HTTPRequestHead, endsRequest: Bool, deadline: NIODeadline) throws -> OriginParts {
+            guard let context, context.channel.isActive, source == nil else {
+                throw OriginClientError.connectionClosed
+            }
+            exchange += 1
+            let made = OriginParts.makeSequence(
+                elementType: OriginPart.self, failureType: (any Error).self,
+                backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8), finishOnDeinit: true,
+                delegate: Demand(handler: NIOLoopBound(self, eventLoop: context.eventLoop), exchange: exchange))
+            source = made.source
+            requestEnded = false
+            keepAlive = true
+            wantsMore = true
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            headDeadline = context.eventLoop.scheduleTask(deadline: deadline) {
+                bound.value.fail(OriginClientError.deadlineExceeded)
+            }
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if endsRequest {
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                requestEnded = true
+                watchReads()
+            } else {
+                context.flush()
+            }
+            return made.sequence
+        }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            if case .end = unwrapOutboundIn(data) {
+                requestEnded = true
+                watchReads()
+            }
+            context.write(data, promise: promise)
+        }
+
+        func read(context: ChannelHandlerContext) {
+            // An idle connection keeps reading, so that the origin closing it is seen at once.
+            if wantsMore || source == nil {
+                context.read()
+            } else {
+                heldRead = true
+            }
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            lastRead = .now()
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                if head.status.code >= 200 || head.status.code == 101 {
+                    headDeadline?.cancel()
+                    headDeadline = nil
+                    keepAlive = head.isKeepAlive
+                    originIdleSeconds = Self.keepAliveTimeout(head.headers)
+                }
+                yield(.head(head))
+            case .body(let bytes):
+                yield(.body(bytes))
+            case .end:
+                guard let source else { return }
+                self.source = nil
+                stopTimers()
+                wantsMore = true
+                if heldRead {
+                    heldRead = false
+                    context.read()
+                }
+                if keepAlive, requestEnded, context.channel.isActive, originIdleSeconds.map({ $0 > 1 }) ?? true {
+                    // A second short of the origin's own idle timeout: a request is not sent on a
+                    // connection the origin is closing.
+                    onReusable?(originIdleSeconds.map { .seconds($0 - 1) })
+                } else {
+                    context.close(promise: nil)
+                }
+                source.finish()
+            }
+        }
+
+        /// The `timeout` parameter of a `Keep-Alive` field (`Keep-Alive: timeout=5, max=100`), which
+        /// origins such as Apache httpd and Node.js send: how many seconds they keep an idle
+        /// connection open.
+        static func keepAliveTimeout(_ headers: HTTPHeaders) -> Int64? {
+            for value in headers[canonicalForm: "keep-alive"] {
+                let parameter = value.lowercased().split(separator: "=", maxSplits: 1)
+                if parameter.count == 2, parameter[0].trimmingCharacters(in: .whitespaces) == "timeout" {
+                    return Int64(parameter[1].trimmingCharacters(in: .whitespaces))
+                }
+            }
+            return nil
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            fail(error)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            fail(OriginClientError.connectionClosed)
+            context.fireChannelInactive()
+        }
+
+        private func yield(_ part: OriginPart) {
+            guard let source else { return }
+            if source.yield(part) == .stopProducing {
+                wantsMore = false
+                readTimer?.cancel()
+                readTimer = nil
+            }
+        }
+
+        /// Ends the exchange under way with `error` and closes the connection.
+        private func fail(_ error: any Error) {
+            let source = self.source
+            self.source = nil
+            stopTimers()
+            context?.close(promise: nil)
+            source?.finish(error)
+        }
+
+        private func stopTimers() {
+            headDeadline?.cancel()
+            headDeadline = nil
+            readTimer?.cancel()
+            readTimer = nil
+        }
+
+        func resumeReading(exchange: Int) {
+            guard exchange == self.exchange, source != nil, !wantsMore else { return }
+            wantsMore = true
+            lastRead = .now()
+            watchReads()
+            if heldRead, let context {
+                heldRead = false
+                context.read()
+            }
+        }
+
+        /// The consumer of `exchange` stopped reading: a response not read to its end leaves the
+        /// connection in the middle of a message, so it is closed.
+        func consumerLeft(exchange: Int) {
+            guard exchange == self.exchange, source != nil else { return }
+            fail(CancellationError())
+        }
+
+        /// Starts the read timeout once the request is sent, while the consumer wants more: it
+        /// fires when no byte came for ``readTimeout`` (checked against the last read, so that a
+        /// busy body does not reschedule a timer per chunk).
+        private func watchReads() {
+            guard requestEnded, wantsMore, source != nil, readTimer == nil, let context else { return }
+            lastRead = .now()
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            readTimer = context.eventLoop.scheduleTask(in: readTimeout) { bound.value.checkReads() }
+        }
+
+        private func checkReads() {
+            readTimer = nil
+            guard source != nil, wantsMore, let context else { return }
+            let quiet = NIODeadline.now() - lastRead
+            if quiet >= readTimeout {
+                fail(OriginClientError.readTimeout)
+            } else {
+                let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                readTimer = context.eventLoop.scheduleTask(in: readTimeout - quiet) { bound.value.checkReads() }
+            }
+        }
+    }
+
+    /// A connection to the origin with its handler.
+    final class OriginConnection: Sendable {
+        let channel: any Channel
+        let handler: NIOLoopBound<OriginConnectionHandler>
+
+        init(channel: any Channel, handler: NIOLoopBound<OriginConnectionHandler>) {
+            self.channel = channel
+            self.handler = handler
+        }
+
+        /// Sends the request head and returns its answer's parts.
+        func start(head: HTTPRequestHead, endsRequest: Bool, deadline: NIODeadline) async throws -> OriginParts {
+            let handler = handler
+            return try await channel.eventLoop.submit {
+                try handler.value.start(head: head, endsRequest: endsRequest, deadline: deadline)
+            }.get()
+        }
+
+        /// Streams `body` to the origin, then ends the request.
+        ///
+        /// Each chunk is written before the next is taken from the client (back-pressure). A body
+        /// that fails (the client left) closes the connection, which ends the answer with an error.
+        func send(body: RequestBody.Sequence) async {
+            do {
+                for try await chunk in body {
+                    try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(chunk)))
+                }
+                try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
+            } catch {
+                channel.close(promise: nil)
+            }
+        }
+    }
+#endif

@@ -1,0 +1,213 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import NIOPosix
+    import Stash
+
+    /// Keep-alive connections to one plain-`http` origin: at most ``maximumConnections`` open, a
+    /// connection reused only after a complete response that did not ask to close it, an idle one
+    /// closed after ``idleTimeout``, and a request that finds every connection busy waiting for
+    /// one (until its deadline).
+    final class OriginConnectionPool: Sendable {
+        let host: String
+        let port: Int
+        let connectTimeout: TimeAmount
+        let readTimeout: TimeAmount
+        let idleTimeout: TimeAmount
+        let maximumConnections: Int
+        private let group: any EventLoopGroup
+        private let state = LockedValue(State())
+
+        private struct Idle {
+            let connection: OriginConnection
+            let timer: Scheduled<Void>
+        }
+
+        private struct Waiter {
+            let id: Int
+            /// Resumed with a connection to reuse, or `nil`: a slot to open one in.
+            let continuation: CheckedContinuation<OriginConnection?, any Error>
+        }
+
+        private struct State {
+            var idle: [Idle] = []
+            var open = 0
+            var all: [ObjectIdentifier: OriginConnection] = [:]
+            var waiters: [Waiter] = []
+            var nextWaiter = 0
+            var isShutDown = false
+        }
+
+        init(
+            group: any EventLoopGroup, host: String, port: Int, connectTimeout: TimeAmount, readTimeout: TimeAmount,
+            idleTimeout: TimeAmount, maximumConnections: Int
+        ) {
+            self.group = group
+            self.host = host
+            self.port = port
+            self.connectTimeout = connectTimeout
+            self.readTimeout = readTimeout
+            self.idleTimeout = idleTimeout
+            self.maximumConnections = maximumConnections
+        }
+
+        /// A connection for one request: an idle one, a new one, or the next one freed.
+        func lease(deadline: NIODeadline) async throws -> OriginConnection {
+            let waiterID = state.withLock { state -> Int in
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            let reused = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<OriginConnection?, any Error>) in
+                enum Step {
+                    case reuse(OriginConnection)
+                    case open
+                    case wait
+                    case shutDown
+                }
+                let step = state.withLock { state -> Step in
+                    if state.isShutDown { return .shutDown }
+                    while let idle = state.idle.popLast() {
+                        idle.timer.cancel()
+                        if idle.connection.channel.isActive { return .reuse(idle.connection) }
+                    }
+                    if state.open < maximumConnections {
+                        state.open += 1
+                        return .open
+                    }
+                    state.waiters.append(Waiter(id: waiterID, continuation: continuation))
+                    return .wait
+                }
+                switch step {
+                case .reuse(let connection): continuation.resume(returning: connection)
+                case .open: continuation.resume(returning: nil)
+                case .shutDown: continuation.resume(throwing: OriginClientError.shutDown)
+                case .wait:
+                    group.next().scheduleTask(deadline: deadline) { [self] in
+                        let waiter = state.withLock { state -> Waiter? in
+                            guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+                            return state.waiters.remove(at: index)
+                        }
+                        waiter?.continuation.resume(throwing: OriginClientError.deadlineExceeded)
+                    }
+                }
+            }
+            if let reused { return reused }
+            do {
+                return try await connect()
+            } catch {
+                freeSlot()
+                throw error
+            }
+        }
+
+        private func connect() async throws -> OriginConnection {
+            let readTimeout = readTimeout
+            let channel = try await ClientBootstrap(group: group)
+                .connectTimeout(connectTimeout)
+                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            HTTPRequestEncoder(),
+                            ByteToMessageHandler(
+                                HTTPResponseDecoder(
+                                    leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)),
+                            NIOHTTPRequestHeadersValidator(),
+                            OriginConnectionHandler(readTimeout: readTimeout),
+                        ])
+                    }
+                }
+                .connect(host: host, port: port).get()
+            let connection = try await channel.eventLoop.submit { [self] in
+                let handler = try channel.pipeline.syncOperations.handler(type: OriginConnectionHandler.self)
+                let connection = OriginConnection(
+                    channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                handler.onReusable = { [weak self, connection] idle in self?.release(connection, idle: idle) }
+                return connection
+            }.get()
+            let admitted = state.withLock { state -> Bool in
+                guard !state.isShutDown else { return false }
+                state.all[ObjectIdentifier(connection)] = connection
+                return true
+            }
+            guard admitted else {
+                channel.close(promise: nil)
+                throw OriginClientError.shutDown
+            }
+            channel.closeFuture.whenComplete { [weak self, connection] _ in self?.closed(connection) }
+            return connection
+        }
+
+        /// A connection whose response is complete: to the first waiter, or idle for at most
+        /// ``idleTimeout`` (or `originIdle`, when the origin keeps it open for less).
+        private func release(_ connection: OriginConnection, idle originIdle: TimeAmount?) {
+            let idle = originIdle.map { min($0, idleTimeout) } ?? idleTimeout
+            let timer = connection.channel.eventLoop.scheduleTask(in: idle) { [weak self, connection] in
+                guard let self else { return }
+                self.expire(connection)
+            }
+            let waiter = state.withLock { state -> Waiter? in
+                guard !state.isShutDown else { return nil }
+                if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+                state.idle.append(Idle(connection: connection, timer: timer))
+                return nil
+            }
+            if let waiter {
+                timer.cancel()
+                waiter.continuation.resume(returning: connection)
+            }
+        }
+
+        /// Closes `connection` if it is still idle (a lease may have taken it as its timer fired).
+        private func expire(_ connection: OriginConnection) {
+            let id = ObjectIdentifier(connection)
+            let wasIdle = state.withLock { state -> Bool in
+                guard let index = state.idle.firstIndex(where: { ObjectIdentifier($0.connection) == id }) else {
+                    return false
+                }
+                state.idle.remove(at: index)
+                return true
+            }
+            if wasIdle { connection.channel.close(promise: nil) }
+        }
+
+        private func closed(_ connection: OriginConnection) {
+            let id = ObjectIdentifier(connection)
+            let counted = state.withLock { state -> Bool in
+                state.idle.removeAll { ObjectIdentifier($0.connection) == id }
+                return state.all.removeValue(forKey: id) != nil
+            }
+            if counted { freeSlot() }
+        }
+
+        /// One connection fewer: a waiter, if any, may open one.
+        private func freeSlot() {
+            let waiter = state.withLock { state -> Waiter? in
+                guard !state.waiters.isEmpty, !state.isShutDown else {
+                    state.open -= 1
+                    return nil
+                }
+                return state.waiters.removeFirst()
+            }
+            waiter?.continuation.resume(returning: nil)
+        }
+
+        /// Fails the waiting requests and closes every connection.
+        func shutdown() async {
+            let (connections, waiters) = state.withLock { state in
+                state.isShutDown = true
+                defer {
+                    state.waiters = []
+                    state.idle = []
+                }
+                return (Array(state.all.values), state.waiters)
+            }
+            for waiter in waiters { waiter.continuation.resume(throwing: OriginClientError.shutDown) }
+            for connection in connections {
+                try? await connection.channel.close()
+            }
+        }
+    }
+#endif
