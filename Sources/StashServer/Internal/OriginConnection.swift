@@ -83,7 +83,10 @@
 
         func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-        func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+        func handlerRemoved(context: ChannelHandlerContext) {
+            self.context = nil
+            onReusable = nil
+        }
 
         /// Whether no exchange is under way.
         var isIdle: Bool { source == nil }

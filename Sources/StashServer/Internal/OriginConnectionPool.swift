@@ -124,7 +124,13 @@
                 let handler = try channel.pipeline.syncOperations.handler(type: OriginConnectionHandler.self)
                 let connection = OriginConnection(
                     channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
-                handler.onReusable = { [weak self, connection] idle in self?.release(connection, idle: idle) }
+                // Weak: the connection holds its handler, and the pool (or a request) holds the
+                // connection for as long as it is open; a strong capture here would keep the
+                // connection, its channel and its event loop alive after close (LeakSanitizer).
+                handler.onReusable = { [weak self, weak connection] idle in
+                    guard let connection else { return }
+                    self?.release(connection, idle: idle)
+                }
                 return connection
             }.get()
             let admitted = state.withLock { state -> Bool in
