@@ -135,7 +135,8 @@
             let response = try await inFlight.value
             #expect(response.status == 200)
             #expect(response.body.count == 50_000)
-            #expect(await proxy.waitForExit() == 0)
+            let status = await proxy.waitForExit()
+            #expect(status == 0, "stash serve exited with \(status): \(proxy.standardError)")
         }
     }
 #endif
