@@ -463,21 +463,20 @@ PY
 )
 echo "$table"
 if [[ $write_readme == 1 ]]; then
-    python3 - "$bench_dir/README.md" "$table" <<'PY'
+    # Replaces only the generated block of the "## stash serve" section; the method and the analysis
+    # around it are written by hand.
+    stamp="\`stash\` built from \`$(git -C "$repo_root" rev-parse --short HEAD)$(git -C "$repo_root" diff --quiet HEAD -- Sources || echo ' (modified)')\`, $(date -u '+%Y-%m-%d %H:%M') UTC"
+    [[ -n ${STASH_SERVE_BINARY:-} ]] && stamp="\`stash\` from \`STASH_SERVE_BINARY\` (the tree is at $(git -C "$repo_root" rev-parse --short HEAD)), $(date -u '+%Y-%m-%d %H:%M') UTC"
+    python3 - "$bench_dir/README.md" "$table" "$stamp" <<'PY'
 import sys
-path, table = sys.argv[1:]
+path, table, stamp = sys.argv[1:]
 text = open(path).read()
-heading = "## stash serve"
-section = (heading + "\n\n`stash serve` against nginx `proxy_cache`, Varnish and Traffic Server in front of one nginx origin, "
-           "measured by `Benchmarks/run-serve.sh --write-readme`.\n\n" + table + "\n")
-start = text.find(heading + "\n")
-if start == -1:
-    start = text.find(heading + " (")
-if start != -1:
-    rest = text.find("\n## ", start + len(heading))
-    text = text[:start] + section + (text[rest + 1:] if rest != -1 else "")
+begin, end = "<!-- run-serve.sh --write-readme: begin -->", "<!-- run-serve.sh --write-readme: end -->"
+block = f"{begin}\n{stamp}. {table}\n{end}"
+if begin in text and end in text:
+    text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
 else:
-    text = text.rstrip("\n") + "\n\n" + section
+    text = text.rstrip("\n") + "\n\n## stash serve\n\n" + block + "\n"
 open(path, "w").write(text)
 PY
 fi
