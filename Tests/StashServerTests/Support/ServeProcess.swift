@@ -43,10 +43,12 @@
             let output = Locked(Data())
             let errors = Locked(Data())
             let ready = AsyncStream<String>.makeStream()
-            outPipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
+            let errorsEnded = AsyncStream<Void>.makeStream()
+            // Each pipe is read to its end by a thread of its own, with blocking reads. Not with
+            // `readabilityHandler`: on Linux its dispatch source can still be draining when the pipe's
+            // descriptor is closed, and ThreadSanitizer builds crashed in libdispatch's manager thread.
+            readToEnd(outPipe.fileHandleForReading) { data in
+                guard let data else {
                     ready.continuation.finish()
                     return
                 }
@@ -58,10 +60,9 @@
                     ready.continuation.yield(String(line))
                 }
             }
-            errPipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
+            readToEnd(errPipe.fileHandleForReading) { data in
+                guard let data else {
+                    errorsEnded.continuation.finish()
                     return
                 }
                 errors.withLock { $0.append(data) }
@@ -75,9 +76,7 @@
             }
             guard let line else {
                 process.waitUntilExit()
-                errPipe.fileHandleForReading.readabilityHandler = nil
-                let rest = errPipe.fileHandleForReading.readDataToEndOfFile()
-                errors.withLock { $0.append(rest) }
+                for await _ in errorsEnded.stream {}
                 let message = errors.withLock { String(decoding: $0, as: UTF8.self) }
                 throw Failure(description: "stash serve exited with \(process.terminationStatus): \(message)")
             }
@@ -88,6 +87,19 @@
             return ServeProcess(
                 process: process, port: ports[0], metricsPort: ports.count > 1 ? ports[1] : nil, output: output,
                 errors: errors)
+        }
+
+        /// Calls `received` with each chunk read from `handle`, on a thread of its own, then with `nil`
+        /// at the end of the stream.
+        private static func readToEnd(_ handle: FileHandle, _ received: @escaping @Sendable (Data?) -> Void) {
+            Thread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    received(data)
+                }
+                received(nil)
+            }.start()
         }
 
         /// What the process wrote to standard error so far.
