@@ -140,34 +140,8 @@ function request()
 end
 LUA
 # The warm pass: every object once, over CONNECTIONS keep-alive connections (wrk cannot stop after a
-# count); prints the seconds it took and fails on any status but 200.
-cat >"$work/warm.py" <<'PY'
-import asyncio, sys, time
-port, connections, names = int(sys.argv[1]), int(sys.argv[2]), open(sys.argv[3]).read().split()
-async def worker(queue):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    while queue:
-        path = queue.pop()
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        if lines[0].split()[1] != "200": raise SystemExit(f"{path}: {lines[0]}")
-        length = next((int(l.split(":", 1)[1]) for l in lines if l.lower().startswith("content-length:")), None)
-        if length is not None:
-            await reader.readexactly(length)
-            continue
-        while True:  # chunked
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0: break
-    writer.close()
-async def main():
-    queue = list(reversed(names))
-    start = time.monotonic()
-    await asyncio.gather(*(worker(queue) for _ in range(connections)))
-    print(f"{time.monotonic() - start:.2f}")
-asyncio.run(main())
-PY
+# count), by python/serve_pass.py: prints the seconds it took and fails on any status but 200.
+pass_client="$bench_dir/python/serve_pass.py"
 
 # --- The servers ---------------------------------------------------------------------------------
 cat >"$work/origin/nginx.conf" <<CONF
@@ -390,7 +364,7 @@ for proxy in $proxies; do sample_memory "$proxy"; done
 # The warm pass, timed: every object once (misses through the proxies).
 for proxy in $proxies; do
     [[ $proxy == ceiling ]] && continue
-    seconds=$(python3 "$work/warm.py" "${port[$proxy]}" "$connections" "$work/objects.txt")
+    seconds=$(python3 "$pass_client" "${port[$proxy]}" "$connections" "$work/objects.txt")
     printf 'warm\t0\t%s\t%s\n' "$proxy" "$seconds" >>"$results"
     echo "first pass $proxy: $seconds s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done

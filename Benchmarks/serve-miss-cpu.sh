@@ -74,33 +74,7 @@ nginx -p "$work" -c "$work/nginx.conf" -e "$work/logs/error.log" -g 'daemon off;
 pids+=($!)
 
 # One pass over every object over CONNECTIONS keep-alive connections; fails on any status but 200.
-cat >"$work/pass.py" <<'PY'
-import asyncio, sys, time
-port, connections, names = int(sys.argv[1]), int(sys.argv[2]), open(sys.argv[3]).read().split()
-async def worker(queue):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    while queue:
-        path = queue.pop()
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        if lines[0].split()[1] != "200": raise SystemExit(f"{path}: {lines[0]}")
-        length = next((int(l.split(":", 1)[1]) for l in lines if l.lower().startswith("content-length:")), None)
-        if length is not None:
-            await reader.readexactly(length)
-            continue
-        while True:  # chunked
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0: break
-    writer.close()
-async def main():
-    queue = list(reversed(names))
-    start = time.monotonic()
-    await asyncio.gather(*(worker(queue) for _ in range(connections)))
-    print(f"{time.monotonic() - start:.3f}")
-asyncio.run(main())
-PY
+pass_client="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/python/serve_pass.py"
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 ticks_per_second="$(getconf CLK_TCK)"
@@ -120,7 +94,7 @@ for round in $(seq "$rounds"); do
             sleep 0.1
         done
         before="$(cpu_ticks "$pid")"
-        seconds="$(python3 "$work/pass.py" "$port" "$connections" "$work/objects.txt")"
+        seconds="$(python3 "$pass_client" "$port" "$connections" "$work/objects.txt")"
         after="$(cpu_ticks "$pid")"
         kill "$pid"
         wait "$pid" 2>/dev/null || true

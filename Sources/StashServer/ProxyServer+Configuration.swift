@@ -21,7 +21,9 @@
             public var sizeLimit: ByteCount
             /// The memory tier's byte limit.
             ///
-            /// A body up to an eighth of it is kept in memory. Defaults to 256 MiB.
+            /// A body up to an eighth of it is kept in memory. With a disk tier, a sixteenth of it
+            /// keeps the decoded heads of disk-tier entries and the memory tier has the rest.
+            /// Defaults to 256 MiB.
             public var memoryLimit: ByteCount
             /// The fleet-wide tier behind the disk tier, such as a `PostgresSharedTier`.
             public var sharedTier: (any SharedTier)?

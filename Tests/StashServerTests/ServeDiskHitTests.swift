@@ -137,6 +137,61 @@
             await origin.stop()
         }
 
+        /// A disk hit reuses a head decoded before only while its entry keeps the stored text.
+        ///
+        /// After the URL's response is replaced by one with other fields and a body of the same
+        /// length, the next disk hits answer with the new fields and the new bytes, never the old
+        /// head with the new body (RFC 9111 §3: the stored header section is what a hit answers
+        /// with). A body in a value file with a memory limit of 1 MiB (its heads are kept; the
+        /// body, above 128 KiB, stays on disk), and one inline in the index with 64 KiB.
+        @Test(arguments: [(1 << 20, "/file", 200_000), (64 << 10, "/inline", 12_000)])
+        func aReplacedEntryNeverGetsTheHeadOfTheOldOne(memoryLimit: Int, path: String, size: Int) async throws {
+            let origin = try await Origin.start()
+            let directory = Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let version = Locked(1)
+            @Sendable func body(_ v: Int) -> Data { Data(repeating: UInt8(v), count: size) }
+            @Sendable func type(_ v: Int) -> String { v == 1 ? "text/plain" : "application/octet-stream" }
+            origin.route(path) { request, _ in
+                let v = version.withLock { $0 }
+                if request.method == "POST" { return Origin.Reply(body: Data()) }
+                return Origin.Reply(
+                    headers: [
+                        ("Cache-Control", "max-age=3600"), ("X-Version", String(v)), ("ETag", "\"v\(v)\""),
+                        ("Content-Type", type(v)),
+                    ], body: body(v))
+            }
+            let server = try Self.makeServer(origin: origin, directory: directory, memoryLimit: memoryLimit)
+            try await server.start()
+            let port = server.port!
+            var hits = 0
+            for v in 1...3 {
+                version.withLock { $0 = v }
+                if v > 1 {
+                    // RFC 9111 §4.4: the POST invalidates the stored response; the GET stores v.
+                    #expect(try await RawHTTP.request(port: port, method: "POST", path).status == 200)
+                }
+                #expect(try await RawHTTP.request(port: port, path).body == body(v))
+                // Hits for longer than the disk tier's write delay (25 ms): the first ones may find
+                // the new entry staged, the later ones find it committed, with its stored text.
+                let until = ContinuousClock.now + .milliseconds(300)
+                repeat {
+                    let hit = try await RawHTTP.request(port: port, path)
+                    #expect(hit.status == 200)
+                    #expect(hit.header("X-Version") == String(v), "\(path) version \(v)")
+                    #expect(hit.values("ETag") == ["\"v\(v)\""])
+                    #expect(hit.header("Content-Type") == type(v))
+                    #expect(hit.body == body(v), "\(path) version \(v)")
+                    hits += 1
+                } while ContinuousClock.now < until
+            }
+            #expect(origin.count(path) == 3 + 2)
+            // Every hit above came from the disk tier (the body never enters the memory tier).
+            #expect(try await Self.diskHits(server) == hits)
+            await server.shutdown()
+            await origin.stop()
+        }
+
         /// Requests pipelined behind a disk read that is held up wait for it and are answered in
         /// order (RFC 9112 §9.3.2), while a memory-tier hit on another connection of the same event
         /// loop answers at once.
@@ -152,13 +207,8 @@
             #expect(try await RawHTTP.request(port: first.port!, "/slow").status == 200)
             await first.shutdown()
 
-            let held = DispatchSemaphore(value: 0)
-            let reading = Locked(false)
-            let second = try Self.makeServer(origin: origin, directory: directory) { key in
-                guard key.hasSuffix("/slow"), !reading.withLock({ $0 }) else { return }
-                reading.withLock { $0 = true }
-                held.wait()
-            }
+            let held = HeldDiskRead(suffix: "/slow")
+            let second = try Self.makeServer(origin: origin, directory: directory, hold: held.hook)
             try await second.start()
             let port = second.port!
             #expect(try await RawHTTP.request(port: port, "/hot").text == "hot")  // into memory
@@ -166,10 +216,10 @@
                 "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /hot HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             let pipelined = Task { RawHTTP.parse(try await RawHTTP.exchange(port: port, send: Data(raw.utf8))) }
-            #expect(await eventually { reading.withLock { $0 } })
+            #expect(await eventually { held.isHolding })
             let hot = try await RawHTTP.request(port: port, "/hot")
             #expect(hot.status == 200 && hot.text == "hot")
-            held.signal()
+            held.release()
             let responses = try await pipelined.value
             #expect(responses.map(\.status) == [200, 200, 200])
             #expect(responses.map(\.body) == [slow, Data("hot".utf8), slow])

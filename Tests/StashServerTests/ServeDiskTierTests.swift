@@ -42,25 +42,20 @@
             #expect(try await RawHTTP.request(port: first.port!, "/slow").status == 200)
             await first.shutdown()
 
-            let held = DispatchSemaphore(value: 0)
-            let reading = Locked(false)
-            let second = try Self.makeServer(origin: origin, directory: directory) { key in
-                guard key.hasSuffix("/slow") else { return }
-                reading.withLock { $0 = true }
-                held.wait()
-            }
+            let held = HeldDiskRead(suffix: "/slow")
+            let second = try Self.makeServer(origin: origin, directory: directory, hold: held.hook)
             try await second.start()
             let port = second.port!
             #expect(try await RawHTTP.request(port: port, "/hot").status == 200)  // into memory
             let slow = Task { try await RawHTTP.request(port: port, "/slow") }
-            #expect(await eventually { reading.withLock { $0 } })
+            #expect(await eventually { held.isHolding })
             let start = ContinuousClock.now
             for _ in 0..<20 {
                 let hit = try await RawHTTP.request(port: port, "/hot")
                 #expect(hit.status == 200 && hit.text == "hot")
             }
             #expect(ContinuousClock.now - start < .seconds(5))
-            held.signal()
+            held.release()
             let answer = try await slow.value
             #expect(answer.status == 200 && answer.body == slowBody)
             #expect(origin.requests("/slow").count == 1)

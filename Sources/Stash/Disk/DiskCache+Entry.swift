@@ -28,11 +28,27 @@ extension DiskCache {
         /// Owned by the `Entry`, which closes it when released: read it with `pread(2)`, send it
         /// with `sendfile(2)`, or `dup(2)` it to keep it longer.
         public let fileDescriptor: Int32?
+        /// The entry's ``Metadata/extra`` as the index stores it, when the read left it undecoded.
+        ///
+        /// Its JSON text, `nil` for none. Set by ``DiskCache/entry(forKey:decodingExtra:)`` with
+        /// `decodingExtra: false` on a committed entry; ``attributes`` then has an empty `extra`.
+        ///
+        /// The text comes from the same row as the value, so a reader may keep what it decoded
+        /// from it and reuse that whenever a later read returns the same text.
+        package let storedExtra: String?
+        /// Whether ``storedExtra`` is the row's text (the read left `extra` undecoded) rather
+        /// than absent because ``attributes`` holds it decoded.
+        package let hasStoredExtra: Bool
 
-        init(attributes: Attributes, inlineBytes: Data?, fileDescriptor: Int32?) {
+        init(
+            attributes: Attributes, inlineBytes: Data?, fileDescriptor: Int32?, storedExtra: String? = nil,
+            hasStoredExtra: Bool = false
+        ) {
             self.attributes = attributes
             self.inlineBytes = inlineBytes
             self.fileDescriptor = fileDescriptor
+            self.storedExtra = storedExtra
+            self.hasStoredExtra = hasStoredExtra
         }
 
         deinit {
@@ -90,6 +106,21 @@ extension DiskCache {
     /// - Complexity: O(log *N*), plus O(*n*) in the value's length for an inline value or a
     ///   verified file.
     public func entry(forKey key: String) throws -> Entry? {
+        try entry(forKey: key, decodingExtra: true)
+    }
+
+    /// ``entry(forKey:)``, leaving a committed entry's `extra` metadata undecoded when
+    /// `decodingExtra` is false: the entry then carries the stored text as
+    /// ``Entry/storedExtra``, its attributes' metadata has only an empty `extra` (no content
+    /// type or validators either), and their ``Attributes/lastAccess`` is the creation date.
+    ///
+    /// The read for a caller that decodes `extra` itself and keeps what it decoded (the proxy's
+    /// disk hit): it reads fewer columns and skips the policy state's row. A staged entry comes
+    /// decoded, as from ``entry(forKey:)``.
+    ///
+    /// - Throws: As ``entry(forKey:)``.
+    /// - Complexity: As ``entry(forKey:)``.
+    package func entry(forKey key: String, decodingExtra: Bool) throws -> Entry? {
         try Self.validate(key: key)
         for _ in 0..<3 {
             switch try stagedEntry(key) {
@@ -102,7 +133,9 @@ extension DiskCache {
                 counted(hit: entry, key: key)
                 return entry
             }
-            guard let (stored, attributes) = try lookUpEntry(key), try !isExpired(stored, key: key) else {
+            guard let (stored, attributes, extra) = try lookUpEntry(key, decodingExtra: decodingExtra),
+                try !isExpired(stored, key: key)
+            else {
                 counters.withLock { $0.misses += 1 }
                 return nil
             }
@@ -116,7 +149,9 @@ extension DiskCache {
                     try dropDamaged(stored, key: key, reason: "checksum mismatch")
                     return nil
                 }
-                let entry = Entry(attributes: attributes, inlineBytes: inline, fileDescriptor: nil)
+                let entry = Entry(
+                    attributes: attributes, inlineBytes: inline, fileDescriptor: nil, storedExtra: extra,
+                    hasStoredExtra: !decodingExtra)
                 counted(hit: entry, key: key)
                 return entry
             }
@@ -133,7 +168,9 @@ extension DiskCache {
             }
             switch opened {
             case .opened(let descriptor):
-                let entry = Entry(attributes: attributes, inlineBytes: nil, fileDescriptor: descriptor)
+                let entry = Entry(
+                    attributes: attributes, inlineBytes: nil, fileDescriptor: descriptor, storedExtra: extra,
+                    hasStoredExtra: !decodingExtra)
                 if configuration.verifiesChecksums, try Checksum.of(entry.data()) != stored.checksum {
                     try dropDamaged(stored, key: key, reason: "checksum mismatch")
                     return nil
@@ -200,36 +237,60 @@ extension DiskCache {
 
     /// One indexed read of the row under the key's id, with everything ``Attributes`` holds
     /// and the bytes of an inline value; the key index only for a displaced entry.
-    private func lookUpEntry(_ key: String) throws -> (StoredEntry, Attributes)? {
-        let keyBytes = Self.utf8(key)
-        let pendingAccess = accessLog.withLock { $0.lastAccess(of: keyBytes) }
-        func decode(_ row: SQLiteRow) -> (StoredEntry, Attributes) {
+    ///
+    /// Without `decodingExtra`, a narrower read: no policy state (the last access is the
+    /// creation date), no content type or validators, and `extra` returned as its text.
+    private func lookUpEntry(_ key: String, decodingExtra: Bool) throws -> (StoredEntry, Attributes, String?)? {
+        let pendingAccess: Date? = decodingExtra ? (accessLog.withLock { $0.lastAccess(of: Self.utf8(key)) }) : nil
+        func decode(_ row: SQLiteRow) -> (StoredEntry, Attributes, String?) {
+            let created = Date(timeIntervalSince1970: row.double(8))
+            let expires = row.optionalDouble(5).map(Date.init(timeIntervalSince1970:))
+            guard decodingExtra else {
+                let attributes = Attributes(
+                    key: key, size: row.int(2), created: created, lastAccess: created, expires: expires,
+                    isPinned: row.int(6) != 0, isInline: row.isNull(3), metadata: Metadata())
+                return (Self.storedEntry(row), attributes, row.text(9))
+            }
             let accessed = Date(timeIntervalSince1970: row.double(9))
             let attributes = Attributes(
-                key: key, size: row.int(2), created: Date(timeIntervalSince1970: row.double(8)),
-                lastAccess: max(accessed, pendingAccess ?? accessed),
-                expires: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
+                key: key, size: row.int(2), created: created,
+                lastAccess: max(accessed, pendingAccess ?? accessed), expires: expires,
                 isPinned: row.int(6) != 0, isInline: row.isNull(3),
                 metadata: Metadata(
                     contentType: row.text(10), etag: row.text(11), lastModified: row.text(12),
                     extra: Self.decodeExtra(row.text(13))))
-            return (Self.storedEntry(row), attributes)
+            return (Self.storedEntry(row), attributes, nil)
         }
         return try wrapIndexErrors {
             try index.read { db in
                 var key = key
-                let direct = try key.withUTF8 { keyBytes in
-                    try db.first(
+                let direct = try key.withUTF8 { keyBytes -> (StoredEntry, Attributes, String?)?? in
+                    let id = Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
+                    if !decodingExtra {
+                        return try db.first(
+                            """
+                            SELECT key, id, size, file, checksum, expires, pinned, data, created, extra
+                            FROM entries WHERE id = ?1
+                            """, bindingInteger: id
+                        ) { row in row.blob(0, equals: keyBytes) ? decode(row) : nil }
+                    }
+                    return try db.first(
                         """
                         SELECT e.key, e.id, e.size, e.file, e.checksum, e.expires, e.pinned, e.data, e.created,
                             s.accessed, e.content_type, e.etag, e.last_modified, e.extra
                         FROM entries e JOIN states s ON s.seq = e.seq WHERE e.id = ?1
-                        """,
-                        bindingInteger: Self.entryID(forKey: UnsafeRawBufferPointer(keyBytes))
+                        """, bindingInteger: id
                     ) { row in row.blob(0, equals: keyBytes) ? decode(row) : nil }
                 }
                 if let direct, let found = direct { return found }
                 guard try Self.hasDisplacedEntries(db) else { return nil }
+                if !decodingExtra {
+                    return try db.first(
+                        """
+                        SELECT key, id, size, file, checksum, expires, pinned, data, created, extra
+                        FROM entries WHERE key = ?1 AND displaced = 1
+                        """, bindingKey: key, map: decode)
+                }
                 return try db.first(
                     """
                     SELECT e.key, e.id, e.size, e.file, e.checksum, e.expires, e.pinned, e.data, e.created,

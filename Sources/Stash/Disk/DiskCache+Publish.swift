@@ -288,7 +288,7 @@ extension DiskCache {
     /// The `extra` metadata that ``encodeExtra(_:)`` wrote: read by ``ExtraJSON`` (a disk hit
     /// reads it once per hit, and `JSONDecoder` cost more than the rest of the lookup), with
     /// `JSONDecoder` for any text that is not a plain object of strings.
-    static func decodeExtra(_ text: String?) -> [String: String] {
+    package static func decodeExtra(_ text: String?) -> [String: String] {
         guard let text else { return [:] }
         if let decoded = ExtraJSON.objectOfStrings(text) { return decoded }
         guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {

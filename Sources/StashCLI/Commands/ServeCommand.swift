@@ -44,7 +44,7 @@
         @Option(
             name: .customLong("memory-limit"),
             help: ArgumentHelp(
-                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each). Beyond it the process needs a fixed overhead (runtime, SQLite's page caches, the disk tier's staging area, bodies in flight), meant to stay within 64 MiB.",
+                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each), a sixteenth of it for the decoded heads of disk-tier entries. Beyond it the process needs a fixed overhead (runtime, SQLite's page caches, the disk tier's staging area, bodies in flight), meant to stay within 64 MiB.",
                 valueName: "size"))
         var memoryLimitText: String?
 

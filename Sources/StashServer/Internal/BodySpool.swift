@@ -49,10 +49,11 @@
                 discard()
                 return false
             }
-            if var buffer, length <= memoryLimit {
+            if buffer != nil, length <= memoryLimit {
+                // In place: a copy of the buffer in a local variable would share its storage with
+                // this property, and the write would then copy the whole body so far (each chunk).
                 var chunk = chunk
-                buffer.writeBuffer(&chunk)
-                self.buffer = buffer
+                buffer!.writeBuffer(&chunk)
                 return true
             }
             if descriptor < 0 {

@@ -89,10 +89,28 @@
         }
 
         /// The same response holding `body` in memory.
+        ///
+        /// Everything derived from the head (the policy's view, the freshness, the encoded head) is
+        /// shared with this one, not computed again: a disk hit with a kept head (see
+        /// ``DiskHeads``) pays for no decoding.
         func holding(_ body: ByteBuffer) -> CachedResponse {
-            CachedResponse(
-                status: status, headers: headers, varyValues: varyValues, requestTime: requestTime,
-                responseTime: responseTime, body: body, bodyLength: body.readableBytes)
+            CachedResponse(sameHeadAs: self, body: body)
+        }
+
+        private init(sameHeadAs head: CachedResponse, body: ByteBuffer) {
+            self.status = head.status
+            self.headers = head.headers
+            self.varyValues = head.varyValues
+            self.requestTime = head.requestTime
+            self.responseTime = head.responseTime
+            self.body = body
+            self.bodyLength = body.readableBytes
+            self.stored = head.stored
+            self.plainFreshUntil = head.plainFreshUntil
+            self.initialAge = head.initialAge
+            self.servedHeaders = head.servedHeaders
+            self.encodedHead = head.encodedHead
+            self.memoryCost = head.memoryCost - (head.body?.capacity ?? 0) + body.capacity
         }
 
         // MARK: - Disk and shared metadata

@@ -18,7 +18,8 @@
         ///
         /// - Parameter entry: The disk-tier entry whose open value file holds the body, when
         ///   `stored` has none in memory: the entry's own file, even if its key was replaced since,
-        ///   so the body always belongs to the head read with it.
+        ///   so the body always belongs to the head read with it. Its descriptor is sent as it is
+        ///   (no `dup`), and the entry is kept until the write ends.
         /// - Returns: `false`, having written nothing, when this path cannot answer (an HTTP/1.0
         ///   request for a body in a file, or a body that is neither in memory nor in a file).
         func writeFresh(
@@ -32,12 +33,11 @@
             let sendsBody = !isNotModified && head.method != .HEAD && stored.bodyLength > 0
             var file: NIOFileHandle?
             if stored.body == nil, sendsBody {
-                // A body in a value file: only HTTP/1.1 (the encoded head), from a descriptor of
-                // its own that the write closes.
+                // A body in a value file: only HTTP/1.1 (the encoded head), from the entry's own
+                // descriptor, lent to the write: the handle gives it back unclosed when the write
+                // ends, and the entry, kept alive until then, closes it.
                 guard head.version == .http1_1, let open = entry?.fileDescriptor else { return false }
-                let descriptor = dup(open)
-                guard descriptor >= 0 else { return false }
-                file = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+                file = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: open)
             } else if !isNotModified, stored.body == nil, head.version != .http1_1 {
                 return false
             }
@@ -76,7 +76,8 @@
                     activity.writeEncoded(encoded)
                     let written = context.eventLoop.makePromise(of: Void.self)
                     written.futureResult.whenComplete { result in
-                        try? file.close()
+                        _ = try? file.takeDescriptorOwnership()
+                        withExtendedLifetime(entry) {}
                         ended?.completeWith(result)
                     }
                     activity.write(

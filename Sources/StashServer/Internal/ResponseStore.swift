@@ -46,10 +46,20 @@
         }
 
         let memory: MemoryCache<String, CachedResponse>
+        /// Heads decoded from disk-tier entries, reused while an entry keeps its stored text.
+        let heads: DiskHeads
         let disk: DiskCache?
         let shared: (any SharedTier)?
         /// Bodies up to this length are kept in the memory tier.
         let memoryItemLimit: Int
+        /// Bodies up to this length enter the memory tier with a miss or from the disk tier:
+        /// ``memoryItemLimit``, and with a disk tier at most ``MemoryFootprint/mmapThreshold``.
+        ///
+        /// A larger body would get pages of its own (an `mmap`, a fault per page, an `munmap` when
+        /// it is evicted) and push out many smaller ones, while `sendfile` sends it from the disk
+        /// tier's file at about the cost per byte of a memory hit: what memory saves on a hit (the
+        /// disk thread's trip, the index read, the open) is per request, not per byte.
+        let memoryBodyLimit: Int
         /// Bodies up to this length are written to the shared tier.
         let sharedItemLimit: Int
         let logger: Logger
@@ -69,14 +79,26 @@
             self.beforeDiskRead = beforeDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
+            self.memoryBodyLimit =
+                disk == nil ? memoryItemLimit : min(memoryItemLimit, Int(MemoryFootprint.mmapThreshold))
+            // The heads of disk entries take a sixteenth of the limit, the memory tier the rest
+            // (its largest entry is still an eighth of the whole limit).
+            let headLimit = disk == nil ? 0 : memoryLimit / Self.headShare
+            self.heads = DiskHeads(costLimit: headLimit)
+            let tierLimit = memoryLimit - headLimit
             self.memory = MemoryCache(
-                costLimit: memoryLimit, entryCostLimitRatio: 0.125, cost: { $0.memoryCost })
+                costLimit: tierLimit,
+                entryCostLimitRatio: tierLimit > 0 ? min(1, Double(memoryLimit) * 0.125 / Double(tierLimit)) : 0.125,
+                cost: { $0.memoryCost })
             self.diskPool = diskPool
             self.disk = disk
             self.shared = shared
             self.sharedItemLimit = sharedItemLimit
             self.logger = logger
         }
+
+        /// The share of the memory limit that ``heads`` may take: one part in this many.
+        static let headShare = 16
 
         /// The base key of a request target (path and query).
         func baseKey(target: String) -> String { "serve \(origin) \(target)" }
@@ -159,76 +181,6 @@
         func offLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
             guard let diskPool else { return try body() }
             return try await diskPool.runIfActive(body)
-        }
-
-        /// One read of the disk tier, ``DiskCache/entry(forKey:)``.
-        ///
-        /// The stored head and the body come from one snapshot. An inline body comes in memory; a value file is read into memory
-        /// only when the memory tier admits it (its frequency sketch rates it above what it would
-        /// evict), and is otherwise left open for `sendfile`. Blocks: run it off the event loops.
-        func diskLookUp(key: String) -> Found? {
-            guard let disk else { return nil }
-            beforeDiskRead?(key)
-            do {
-                guard let entry = try disk.entry(forKey: key) else { return nil }
-                let size = entry.attributes.size
-                let metadata = entry.attributes.metadata
-                if let bytes = entry.inlineBytes {
-                    guard bytes.count == size,
-                        let response = CachedResponse(
-                            metadata: metadata, body: Self.exactBuffer(bytes), bodyLength: size)
-                    else { return nil }
-                    if size <= memoryItemLimit { memory.promoteValue(response, forKey: key) }
-                    return Found(response: response, tier: .disk, key: key)
-                }
-                guard let descriptor = entry.fileDescriptor,
-                    let head = CachedResponse(metadata: metadata, body: nil, bodyLength: size)
-                else { return nil }
-                if size <= memoryItemLimit,
-                    memory.admitsPromotion(forKey: key, cost: head.memoryCost + size),
-                    let body = Self.read(descriptor, count: size)
-                {
-                    let response = head.holding(body)
-                    memory.setValue(response, forKey: key)
-                    return Found(response: response, tier: .disk, key: key)
-                }
-                return Found(response: head, tier: .disk, key: key, entry: entry)
-            } catch {
-                logger.warning("disk tier lookup of '\(key)' failed: \(error)")
-                return nil
-            }
-        }
-
-        /// A buffer of exactly `bytes`' length holding them: what the memory tier charges is
-        /// what it holds.
-        static func exactBuffer(_ bytes: some Collection<UInt8>) -> ByteBuffer {
-            var buffer = ByteBufferAllocator().buffer(capacity: bytes.count)
-            buffer.writeBytes(bytes)
-            return buffer
-        }
-
-        /// The capacity of a new buffer for `count` bytes (``exactBuffer(_:)``): NIO allocates
-        /// the next power of two.
-        static func copyCapacity(_ count: Int) -> Int {
-            count <= 1 ? count : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
-        }
-
-        /// A buffer of exactly `count` bytes read from an open file with `pread(2)`; `nil` when
-        /// the file is shorter or cannot be read.
-        static func read(_ descriptor: Int32, count: Int) -> ByteBuffer? {
-            var buffer = ByteBufferAllocator().buffer(capacity: count)
-            guard count > 0 else { return buffer }
-            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw -> Int in
-                var done = 0
-                while done < count {
-                    let n = pread(descriptor, raw.baseAddress! + done, count - done, off_t(done))
-                    if n < 0, errno == EINTR { continue }
-                    guard n > 0 else { break }
-                    done += n
-                }
-                return done
-            }
-            return read == count ? buffer : nil
         }
 
         private func sharedLookUp(key: String) async -> CachedResponse? {
@@ -389,7 +341,7 @@
                     $0.capacity > Self.copyCapacity($0.readableBytes)
                         ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
                 } ?? response
-            if response.bodyLength <= memoryItemLimit {
+            if response.bodyLength <= memoryBodyLimit {
                 memory.setValue(response, forKey: key)
             } else {
                 _ = memory.removeValue(forKey: key)
@@ -422,7 +374,7 @@
 
         /// Replaces a stored response's headers after a `304` (RFC 9111 §4.3.4), keeping its body.
         func update(_ response: CachedResponse, key: String) async {
-            if response.body != nil, response.bodyLength <= memoryItemLimit {
+            if response.body != nil, response.bodyLength <= memoryBodyLimit {
                 memory.setValue(response, forKey: key)
             }
             let metadata = response.metadata

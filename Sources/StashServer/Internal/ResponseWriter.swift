@@ -10,9 +10,9 @@
         import Darwin
     #endif
 
-    /// Writes one response to a client connection from a task off the event loop, waiting for each
-    /// body chunk to reach the socket before the next: a slow client slows the origin read down
-    /// instead of making the proxy buffer the body.
+    /// Writes one response to a client connection from a task off the event loop, waiting for a
+    /// body chunk to reach the socket before the next whenever the connection's outbound buffer is
+    /// full: a slow client slows the origin read down instead of making the proxy buffer the body.
     struct ResponseWriter: Sendable {
         let channel: any Channel
         let completion: @Sendable (ExchangeRecord) -> Void
@@ -44,7 +44,7 @@
             return true
         }
 
-        /// Sends the response head.
+        /// Sends the response head (see ``send(_:)``).
         mutating func head(status: Int, headers: HTTPHeaders) async throws {
             var headers = headers
             if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
@@ -52,7 +52,23 @@
             let head = HTTPResponseHead(
                 version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
             record.headSent = true
-            try await channel.writeAndFlush(HTTPServerResponsePart.head(head))
+            try await send(.head(head))
+        }
+
+        /// Writes and flushes a part; waits for the socket to take it only while the connection
+        /// is not writable (its outbound buffer is above NIO's high-water mark).
+        ///
+        /// The wait is back-pressure: a slow client slows the origin read down instead of making
+        /// the proxy buffer the body. While the client keeps up, waiting for each part costs a
+        /// trip to the event loop and back per part and adds nothing; the parts are written in the
+        /// order they are sent, and a failed write fails the ones after it and ``end()``.
+        private func send(_ part: HTTPServerResponsePart) async throws {
+            if channel.isWritable {
+                guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                channel.writeAndFlush(part, promise: nil)
+                return
+            }
+            try await channel.writeAndFlush(part)
         }
 
         /// Queues the response head without waiting: the write that follows (a body part, or
@@ -84,11 +100,12 @@
             try await send(descriptor: dup(open), offset: offset, length: length)
         }
 
-        /// Sends a part of the body and waits until the socket took it.
+        /// Sends a part of the body; waits until the socket took it while the client reads slower
+        /// than the parts come (see ``send(_:)``).
         mutating func body(_ buffer: ByteBuffer) async throws {
             guard !isHead, buffer.readableBytes > 0 else { return }
             record.bytes += buffer.readableBytes
-            try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)))
+            try await send(.body(.byteBuffer(buffer)))
         }
 
         /// Sends `length` bytes from `offset` of the file at `url` with `sendfile`: only those bytes

@@ -57,6 +57,43 @@ import Testing
         }
     }
 
+    /// `decodingExtra: false` returns a committed entry's `extra` as the text the index stores,
+    /// read from the same row as the value: a new value stored under the key comes with its own
+    /// text, and a staged value comes decoded instead.
+    @Test func anUndecodedReadReturnsTheStoredExtraTextOfItsOwnRow() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir, configuration: .init(inlineThreshold: .bytes(8192), writeMode: .immediate))
+            for (seed, size): (UInt64, Int) in [(1, 100), (2, 100), (3, 40_000), (4, 40_000)] {
+                let extra = ["seed": String(seed), "note": "quote \" and \\ kept"]
+                try cache.store(
+                    SeededValue.make(size, seed: seed), forKey: "k", metadata: .init(etag: String(seed), extra: extra))
+                let entry = try #require(try cache.entry(forKey: "k", decodingExtra: false))
+                #expect(entry.hasStoredExtra)
+                #expect(entry.attributes.metadata == DiskCache.Metadata())
+                #expect(entry.storedExtra.map(DiskCache.decodeExtra) == extra)
+                #expect(try SeededValue.seed(of: entry.data()) == seed, "the text and the bytes of one row")
+                #expect(entry.attributes.size == size)
+                let decoded = try #require(try cache.entry(forKey: "k"))
+                #expect(!decoded.hasStoredExtra && decoded.storedExtra == nil)
+                #expect(decoded.attributes.metadata.extra == extra)
+            }
+            #expect(try cache.entry(forKey: "absent", decodingExtra: false) == nil)
+
+            let staging = try DiskCache(
+                directory: dir.appendingPathComponent("staged"),
+                configuration: .init(inlineThreshold: .bytes(8192), maxWriteDelay: .seconds(60)))
+            try staging.store(SeededValue.make(300, seed: 5), forKey: "k", metadata: .init(extra: ["seed": "5"]))
+            let staged = try #require(try staging.entry(forKey: "k", decodingExtra: false))
+            #expect(!staged.hasStoredExtra)
+            #expect(staged.attributes.metadata.extra == ["seed": "5"])
+            try staging.flush()
+            let committed = try #require(try staging.entry(forKey: "k", decodingExtra: false))
+            #expect(committed.hasStoredExtra)
+            #expect(committed.storedExtra.map(DiskCache.decodeExtra) == ["seed": "5"])
+        }
+    }
+
     @Test func seesStagedValuesUnderWriteBehind() throws {
         try withTemporaryDirectory { dir in
             let cache = try DiskCache(
