@@ -21,7 +21,8 @@
             notePartial(base)
             completeLength = partial.completeLength
             let status: CacheStatus
-            switch ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: partial.view, now: Date())
+            switch ServePolicy.reuse(
+                method: head.method, requestHeaders: head.headers, stored: partial.view, now: Date())
             {
             case .fresh: status = .hit
             case .stale: status = .stale
@@ -33,11 +34,13 @@
                 return false
             }
             let stand = ResponseStore.Found(response: partial.view, tier: partial.found.tier, key: partial.found.key)
-            if ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: partial.view) {
+            if ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: partial.view)
+            {
                 try await serve(stand, status: status)
                 return true
             }
-            guard let answer = RangeAnswer(outcome, headers: servedHeaders(partial.view), length: partial.completeLength)
+            guard
+                let answer = RangeAnswer(outcome, headers: servedHeaders(partial.view), length: partial.completeLength)
             else { return false }
             writer.record.cacheStatus = status
             writer.record.tier = partial.found.tier
@@ -99,7 +102,8 @@
             if complete, spool.length == piece.range.count,
                 ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders)
             {
-                await storePiece(spool, piece: piece, validator: validator, storable: storable, answer: answer, base: base)
+                await storePiece(
+                    spool, piece: piece, validator: validator, storable: storable, answer: answer, base: base)
             } else {
                 spool.discard()
             }
@@ -126,7 +130,8 @@
                 segments.sort { $0.range.lowerBound < $1.range.lowerBound }
             }
             var runs = PartialContent.runs(segments.map(\.range))
-            if runs.count > PartialContent.maximumRuns || runs.reduce(0, { $0 + $1.count }) > context.maximumStoredBody {
+            if runs.count > PartialContent.maximumRuns || runs.reduce(0, { $0 + $1.count }) > context.maximumStoredBody
+            {
                 segments = [PartialSegment(range: piece.range, old: nil)]
                 runs = [piece.range]
             }
@@ -267,7 +272,8 @@
                 return true
             }
             let spool = BodySpool(
-                memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory, expectedLength: gap.count)
+                memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory, expectedLength: gap.count
+            )
             var complete = true
             do {
                 for try await chunk in answer.response.body where complete {
@@ -313,7 +319,9 @@
             var offset = 0
             for run in runs {
                 if run.lowerBound < replaced.lowerBound {
-                    out.append(PartialSegment(range: run.lowerBound...min(run.upperBound, replaced.lowerBound - 1), old: offset))
+                    out.append(
+                        PartialSegment(
+                            range: run.lowerBound...min(run.upperBound, replaced.lowerBound - 1), old: offset))
                 }
                 if run.upperBound > replaced.upperBound {
                     let start = max(run.lowerBound, replaced.upperBound + 1)

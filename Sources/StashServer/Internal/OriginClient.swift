@@ -106,7 +106,7 @@
                             head: requestHead(request), endsRequest: request.body == nil, deadline: deadline)
                         let reader = OriginResponse.PartReader(parts)
                         if let body = request.body {
-                            Task { await connection.send(body: body.sequence) }
+                            Task { [connection] in await connection.send(body: body.sequence) }
                         }
                         while let part = try await reader.next() {
                             answered = true

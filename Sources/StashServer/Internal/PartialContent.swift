@@ -111,8 +111,9 @@
             var runs: [ClosedRange<Int>] = []
             for item in parts[1].split(separator: ",") {
                 let ends = item.split(separator: "-", omittingEmptySubsequences: false)
+                let previous = runs.last?.upperBound ?? -1
                 guard ends.count == 2, let first = number(ends[0]), let last = number(ends[1]), first <= last,
-                    last < length, first > (runs.last?.upperBound ?? -1)
+                    length > last, first > previous
                 else { return nil }
                 runs.append(first...last)
             }
@@ -121,7 +122,8 @@
 
         /// The `Range` value that asks for `gap` of a representation of `completeLength` bytes.
         static func rangeValue(_ gap: ClosedRange<Int>, completeLength: Int) -> String {
-            gap.upperBound == completeLength - 1 ? "bytes=\(gap.lowerBound)-" : "bytes=\(gap.lowerBound)-\(gap.upperBound)"
+            gap.upperBound == completeLength - 1
+                ? "bytes=\(gap.lowerBound)-" : "bytes=\(gap.lowerBound)-\(gap.upperBound)"
         }
     }
 #endif
