@@ -131,7 +131,9 @@
             }
         }
 
-        /// RFC 9111 §3.3: partial content never answers a request without `Range`. With one run
+        /// RFC 9111 §3.3: partial content never answers a request without `Range`.
+        ///
+        /// With one run
         /// missing, the proxy asks for that run with `If-Range` and serves the combined `200`; with
         /// two, the request goes to the origin as it is.
         @Test func noPartialContentForARequestWithoutRange() async throws {

@@ -111,9 +111,10 @@
             await writer.end()
         }
 
-        /// Adds a piece to the URL's partial content: combined with the stored pieces when they all
-        /// share its strong validator and complete length (RFC 9111 §3.4, RFC 9110 §15.3.7.3),
-        /// replacing them otherwise. The fields of the new piece replace the stored ones (§3.4).
+        /// Adds a piece to the URL's partial content.
+        ///
+        /// It is combined with the stored pieces when they all share its strong validator and
+        /// complete length (RFC 9111 §3.4, RFC 9110 §15.3.7.3), and replaces them otherwise. The fields of the new piece replace the stored ones (§3.4).
         /// When the pieces hold the whole representation, they become a complete stored `200` and
         /// the partial entry is removed.
         func storePiece(

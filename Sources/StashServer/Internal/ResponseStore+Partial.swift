@@ -57,15 +57,17 @@
             return nil
         }
 
-        /// `count` bytes from `offset` of the stored body; `nil` when they cannot be read.
-        /// Reads a disk-tier file: run it off the event loops.
+        /// Reads `count` bytes from `offset` of the stored body.
+        ///
+        /// Reads a disk-tier file: run it off the event loops. `nil` when they cannot be read.
         func bytes(at offset: Int, count: Int) -> ByteBuffer? {
             Self.read(
                 body: found.response.body, descriptor: found.entry?.fileDescriptor, file: found.file, at: offset,
                 count: count)
         }
 
-        /// `count` bytes from `offset` of a body held in memory, in an open file or in a file;
+        /// Reads `count` bytes from `offset` of a body held in memory, in an open file or in a file.
+        ///
         /// `nil` when they cannot be read. Blocks on a file: run it off the event loops.
         static func read(body: ByteBuffer?, descriptor: Int32? = nil, file: URL?, at offset: Int, count: Int)
             -> ByteBuffer?
