@@ -158,6 +158,45 @@
         }
     }
 
+    /// Partial content on a PostgreSQL shared tier (run under `scripts/postgres run -- swift test …`).
+    @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] != nil))
+    struct ServePartialSharedTierTests {
+        /// RFC 9111 §3.3, §3.4 with a shared tier: a piece one instance stored answers a covered range
+        /// on another, a second piece stored there completes it, and the first instance then serves
+        /// the whole response, all with no further origin request.
+        @Test func piecesAreSharedBetweenInstances() async throws {
+            let database = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] ?? ""
+            let origin = try await Origin.start()
+            origin.route("/s", RangeServer(body: ServePartialTests.body, etag: "\"s1\"").route)
+            let arguments = ["--origin", origin.url, "--shared", database] + ServePartialTests.limit
+            var started: [ServeProcess] = []
+            do {
+                for _ in 0..<2 { started.append(try await ServeProcess.start(arguments)) }
+                let (a, b) = (started[0], started[1])
+                _ = try await RawHTTP.request(port: a.port, "/s", headers: [("Range", "bytes=0-2047")])
+                let asked = origin.count("/s")
+                let covered = try await RawHTTP.request(port: b.port, "/s", headers: [("Range", "bytes=100-199")])
+                #expect(covered.status == 206)
+                #expect(covered.body == ServePartialTests.body[100...199])
+                #expect(origin.count("/s") == asked)
+                let tail = try await RawHTTP.request(port: b.port, "/s", headers: [("Range", "bytes=2048-")])
+                #expect(tail.body == ServePartialTests.body[2048...])
+                let completed = origin.count("/s")
+                #expect(completed == asked + 1)
+                let whole = try await RawHTTP.request(port: a.port, "/s")
+                #expect(whole.status == 200)
+                #expect(whole.body == ServePartialTests.body)
+                #expect(origin.count("/s") == completed)
+            } catch {
+                for proxy in started { await proxy.stop() }
+                await origin.stop()
+                throw error
+            }
+            for proxy in started { await proxy.stop() }
+            await origin.stop()
+        }
+    }
+
     /// An origin route that answers `Range` itself (RFC 9110 §14): one `bytes` range gets a `206`
     /// with its slice of `body`, anything else (or an `If-Range` that does not match) the whole `200`.
     final class RangeServer: Sendable {
