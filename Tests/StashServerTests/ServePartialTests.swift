@@ -158,6 +158,36 @@
         }
     }
 
+    extension ServePartialTests {
+        /// RFC 9111 §4.4: an operator's `PURGE` of the URL and an unsafe method on it remove its
+        /// partial content: the covered range goes to the origin again.
+        @Test func purgeAndUnsafeMethodsRemovePartialContent() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-partial-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withProxy(["--dir", directory.path, "--metrics", "0"] + Self.limit) { origin, proxy in
+                origin.route("/x", RangeServer(body: Self.body, etag: "\"v1\"").route)
+                let admin = try #require(proxy.metricsPort)
+                for remove in ["PURGE", "POST"] {
+                    _ = try await RawHTTP.request(port: proxy.port, "/x", headers: [("Range", "bytes=0-99")])
+                    let stored = origin.count("/x")
+                    _ = try await RawHTTP.request(port: proxy.port, "/x", headers: [("Range", "bytes=10-19")])
+                    #expect(origin.count("/x") == stored, "\(remove)")
+                    if remove == "PURGE" {
+                        let purged = try await RawHTTP.request(port: admin, method: "PURGE", "/x")
+                        #expect(purged.status == 200)
+                    } else {
+                        let posted = try await RawHTTP.request(port: proxy.port, method: "POST", "/x")
+                        #expect(posted.status == 200)
+                    }
+                    let before = origin.count("/x")
+                    let again = try await RawHTTP.request(port: proxy.port, "/x", headers: [("Range", "bytes=10-19")])
+                    #expect(again.body == Self.body[10...19])
+                    #expect(origin.count("/x") > before, "\(remove)")
+                }
+            }
+        }
+    }
+
     /// Partial content on a PostgreSQL shared tier (run under `scripts/postgres run -- swift test …`).
     @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] != nil))
     struct ServePartialSharedTierTests {
