@@ -33,12 +33,18 @@
             let announced = responseHeaders.first(name: "content-length").flatMap { Int($0) }
             let limit = min(context.options.rangeFetchLimit, context.maximumStoredBody)
             if status == 200, storable == nil || (announced ?? 0) > limit {
-                // Not worth storing whole: the client's own range, passed through.
+                // Not worth storing whole: the client's own range, passed through (a `206` answer
+                // is kept as partial content, RFC 9111 §3.3).
                 _ = response
-                try await forward(stored: nil, base: nil)
+                try await forward(stored: nil, base: nil, partialBase: base)
                 return
             }
             writer.record.cacheStatus = stored == nil ? .miss : .expired
+            if status == 206 {
+                // An origin that answered with a range all the same: a piece of partial content.
+                try await relayPartial(answer, base: base)
+                return
+            }
             guard let storable else {
                 var clientHeaders = responseHeaders
                 ProxyHeaders.addVia(to: &clientHeaders, version: head.version)
@@ -74,7 +80,7 @@
                 if writer.hasEnded { return }
                 // A range answer under way whose bytes never came: the origin's body fell short.
                 if writer.record.headSent { throw ServeFailure.originBodyTruncated }
-                try await forward(stored: nil, base: nil)
+                try await forward(stored: nil, base: nil, partialBase: base)
                 return
             }
             spool.close()

@@ -44,6 +44,7 @@
             let base = context.store.baseKey(target: head.uri)
             let hasRange = head.headers.contains(name: "range")
             var waited = false
+            var partialLength: Int?
             while true {
                 var found = prefetched ?? nil
                 if prefetched == nil { found = await context.store.lookUp(base: base, requestHeaders: head.headers) }
@@ -74,7 +75,12 @@
                     case .unusable:
                         break
                     }
-                } else if onlyIfCached {
+                }
+                // RFC 9111 §3.3: a range wholly within stored partial content is answered from it.
+                if hasRange, head.method == .GET, try await servePartial(base: base, completeLength: &partialLength) {
+                    return
+                }
+                if found == nil, onlyIfCached {
                     try await gatewayTimeout()
                     return
                 }
@@ -85,10 +91,17 @@
                     continue
                 case .leader:
                     do {
-                        if hasRange {
+                        if hasRange, let partialLength,
+                            partialLength > min(context.options.rangeFetchLimit, context.maximumStoredBody)
+                        {
+                            // Known from its partial content to be too long to fetch whole: the
+                            // client's range goes to the origin, and its answer adds a piece.
+                            try await forward(stored: nil, base: nil, partialBase: base)
+                        } else if hasRange {
                             try await forwardForRange(stored: nil, base: base)
                         } else {
-                            try await forward(stored: nil, base: base)
+                            let completed = try await completePartial(base: base)
+                            if !completed { try await forward(stored: nil, base: base) }
                         }
                     } catch {
                         context.fills.finish(base)
@@ -140,13 +153,24 @@
 
         /// Forwards the request to the origin (conditionally when `stored` is given) and relays,
         /// stores or applies its answer.
-        mutating func forward(stored: ResponseStore.Found?, base: String?) async throws {
-            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
+        ///
+        /// - Parameter partialBase: Where a `206` answer to a `GET` is stored as partial content
+        ///   when `base` is `nil` (a range passed through); by default `base`.
+        mutating func forward(stored: ResponseStore.Found?, base: String?, partialBase: String? = nil) async throws {
             var request = OriginRequest.make(
                 head: head, client: writer.record.client, stored: stored?.response, context: context)
             request.body = body
             try await continueIfExpected()
             guard let answer = try await askOrigin(request, stored: stored) else { return }
+            try await relay(answer, stored: stored, base: base, partialBase: partialBase)
+        }
+
+        /// Relays, stores or applies the origin's answer to the request (see ``forward(stored:base:partialBase:)``),
+        /// after invalidating what an unsafe method invalidates (RFC 9111 §4.4).
+        mutating func relay(
+            _ answer: OriginAnswer, stored: ResponseStore.Found?, base: String?, partialBase: String? = nil
+        ) async throws {
+            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
             let (response, status, responseHeaders) = (answer.response, answer.status, answer.headers)
             let (requestTime, responseTime) = (answer.requestTime, answer.responseTime)
 
@@ -154,7 +178,10 @@
                 method: head.method, url: URL(string: url) ?? context.origin, status: status,
                 responseHeaders: responseHeaders)
             {
-                await context.store.invalidate(base: context.store.baseKey(target: target(of: invalid)))
+                let invalidBase = context.store.baseKey(target: target(of: invalid))
+                await context.store.invalidate(base: invalidBase)
+                await context.store.removePartial(base: invalidBase)
+                context.partials.withLock { _ = $0.remove(invalidBase) }
             }
 
             if let stored, status == 304 {
@@ -163,6 +190,10 @@
             }
 
             writer.record.cacheStatus = stored == nil ? (base == nil ? .bypass : .miss) : .expired
+            if status == 206, head.method == .GET, let partialBase = partialBase ?? base {
+                try await relayPartial(answer, base: partialBase)
+                return
+            }
             var storable: HTTPHeaders? = nil
             if base != nil, status != 206, !head.headers.contains(name: "range") {
                 storable = ServePolicy.storableHeaders(

@@ -70,6 +70,12 @@
         /// Sends `request` and returns the origin's final response once its head is in; the body
         /// follows through ``OriginResponse/body``.
         ///
+        /// RFC 9110 §9.2.2, RFC 9112 §9.3.1: a `GET` or `HEAD` without content whose reused
+        /// keep-alive connection closed or was reset before any byte of a response came (the origin
+        /// closed it as idle while the request was on its way) is sent once more, on a new
+        /// connection. Never after a new connection fails, after an interim response, or for
+        /// another method.
+        ///
         /// - Parameters:
         ///   - deadline: When the final head must have arrived (``OriginClientError/deadlineExceeded``
         ///     otherwise).
@@ -91,24 +97,42 @@
                     status: Int(response.status.code), headers: response.headers,
                     body: OriginResponse.Body(response.body))
             case .pool(let pool):
-                let connection = try await pool.lease(deadline: deadline)
-                let parts = try await connection.start(
-                    head: requestHead(request), endsRequest: request.body == nil, deadline: deadline)
-                let reader = OriginResponse.PartReader(parts)
-                if let body = request.body {
-                    Task { await connection.send(body: body.sequence) }
-                }
-                while let part = try await reader.next() {
-                    guard case .head(let head) = part else { break }
-                    let code = Int(head.status.code)
-                    if (100..<200).contains(code), code != 101 {
-                        await interim(head)
-                        continue
+                let retryable = request.body == nil && (request.method == .GET || request.method == .HEAD)
+                var (connection, reused) = try await pool.lease(deadline: deadline)
+                while true {
+                    var answered = false
+                    do {
+                        let parts = try await connection.start(
+                            head: requestHead(request), endsRequest: request.body == nil, deadline: deadline)
+                        let reader = OriginResponse.PartReader(parts)
+                        if let body = request.body {
+                            Task { [connection] in await connection.send(body: body.sequence) }
+                        }
+                        while let part = try await reader.next() {
+                            answered = true
+                            guard case .head(let head) = part else { break }
+                            let code = Int(head.status.code)
+                            if (100..<200).contains(code), code != 101 {
+                                await interim(head)
+                                continue
+                            }
+                            return OriginResponse(
+                                status: code, headers: head.headers, body: OriginResponse.Body(reader))
+                        }
+                        throw OriginClientError.connectionClosed
+                    } catch {
+                        guard retryable, reused, !answered, Self.isClosedBeforeResponse(error) else { throw error }
+                        (connection, reused) = try await pool.lease(deadline: deadline, fresh: true)
                     }
-                    return OriginResponse(status: code, headers: head.headers, body: OriginResponse.Body(reader))
                 }
-                throw OriginClientError.connectionClosed
             }
+        }
+
+        /// Whether a failure is the connection closing or being reset, rather than a timeout, a
+        /// malformed response, the proxy stopping or the exchange being cancelled.
+        static func isClosedBeforeResponse(_ error: any Error) -> Bool {
+            if let error = error as? OriginClientError { return error == .connectionClosed }
+            return error is IOError || error is ChannelError
         }
 
         /// The request head as the origin gets it, framed as RFC 9112 §6 asks: `Host` first, and

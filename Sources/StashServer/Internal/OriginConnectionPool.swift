@@ -53,7 +53,13 @@
         }
 
         /// A connection for one request: an idle one, a new one, or the next one freed.
-        func lease(deadline: NIODeadline) async throws -> OriginConnection {
+        ///
+        /// - Parameter fresh: Opens a new connection even when the pool is full or has idle ones
+        ///   (for the one retry of a request whose reused connection closed, see
+        ///   ``OriginClient/execute(_:deadline:interim:)``: the connection that failed is closing
+        ///   and frees its place).
+        /// - Returns: The connection, and whether it served a request before.
+        func lease(deadline: NIODeadline, fresh: Bool = false) async throws -> (OriginConnection, reused: Bool) {
             let waiterID = state.withLock { state -> Int in
                 state.nextWaiter += 1
                 return state.nextWaiter
@@ -68,6 +74,10 @@
                 }
                 let step = state.withLock { state -> Step in
                     if state.isShutDown { return .shutDown }
+                    if fresh {
+                        state.open += 1
+                        return .open
+                    }
                     while let idle = state.idle.popLast() {
                         idle.timer.cancel()
                         if idle.connection.channel.isActive { return .reuse(idle.connection) }
@@ -93,9 +103,9 @@
                     }
                 }
             }
-            if let reused { return reused }
+            if let reused { return (reused, true) }
             do {
-                return try await connect()
+                return (try await connect(), false)
             } catch {
                 freeSlot()
                 throw error

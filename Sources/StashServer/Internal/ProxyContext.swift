@@ -25,6 +25,9 @@
         let options: ServeOptions
         /// Base keys with a background revalidation in flight (RFC 5861 §3: one at a time).
         let revalidations = LockedValue(Set<String>())
+        /// Base keys known to have stored partial content (RFC 9111 §3.3), that a request without
+        /// `Range` tries to complete; see ``Exchange/notePartial(_:)``.
+        let partials = LockedValue(Set<String>())
 
         init(
             origin: URL, store: ResponseStore, client: OriginClient, metrics: ProxyMetrics, accessLog: AccessLog?,

@@ -27,7 +27,11 @@
         /// Runs a purge; returns the number of stored entries removed.
         static func run(_ scope: Scope, store: ResponseStore) async -> Int {
             switch scope {
-            case .url(let target): return await store.purge(base: store.baseKey(target: target))
+            case .url(let target):
+                let base = store.baseKey(target: target)
+                let partial = await store.partial(base: base) != nil
+                if partial { await store.removePartial(base: base) }
+                return await store.purge(base: base) + (partial ? 1 : 0)
             case .prefix(let target): return await store.purge(basePrefix: store.baseKey(target: target))
             }
         }

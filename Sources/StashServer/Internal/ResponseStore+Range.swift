@@ -36,7 +36,7 @@
             return true
         }
 
-        private mutating func sendSlice(_ range: ClosedRange<Int>, of found: ResponseStore.Found) async throws {
+        mutating func sendSlice(_ range: ClosedRange<Int>, of found: ResponseStore.Found) async throws {
             if let body = found.response.body {
                 guard let slice = body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count) else {
                     throw ServeFailure.storedFileVanished
