@@ -45,8 +45,10 @@
             // Closing the connection fails the writes still pending: the close waits for the last.
             let ended: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
             defer {
-                let channel = context.channel
-                ended?.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                if let ended {
+                    let channel = context.channel
+                    ended.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                }
             }
             if isNotModified {
                 // RFC 9111 §4.3.2: the client's own validator matches the fresh stored response.
