@@ -43,6 +43,39 @@
             }
         }
 
+        /// RFC 9110 §7.2 (`Host = uri-host [ ":" port ]`) and RFC 9112 §3.2: the `Host` field is found
+        /// in any case, and each value is judged the same whether it has the common shape (a name or
+        /// address with an optional port, checked in one pass) or needs the full parse (brackets,
+        /// an empty port, a port out of range, a list, userinfo, a space).
+        @Test func hostValuesAreJudgedByTheirSyntax() async throws {
+            try await withProxy { origin, proxy in
+                origin.set("/v", Origin.Reply(headers: [("Cache-Control", "no-store")], body: Data("v".utf8)))
+                func status(_ fields: String) async throws -> [Int] {
+                    let raw = try await RawHTTP.exchange(
+                        port: proxy.port, send: Data("GET /v HTTP/1.1\r\n\(fields)Connection: close\r\n\r\n".utf8))
+                    return RawHTTP.parse(raw).map(\.status)
+                }
+                let accepted = [
+                    "Host: a\r\n", "hOsT: Example.COM:80\r\n", "Host: 10.0.0.1:65535\r\n", "Host: [::1]:8080\r\n",
+                    "Host: [::1]\r\n", "Host: a:\r\n", "Host: xn--bcher-kva.example\r\n", "Host: a_b\r\n",
+                ]
+                for fields in accepted {
+                    let got = try await status(fields)
+                    #expect(got == [200], "\(fields)")
+                }
+                let refused = [
+                    "Host: a\r\nhost: a\r\n", "Host: a:65536\r\n", "Host: a:123456\r\n", "Host: a:8x\r\n",
+                    "Host: :80\r\n", "Host: a b\r\n", "Host: a,b\r\n", "Host: u@a\r\n", "Host: a/b\r\n",
+                    "Host: [::1\r\n", "Host: []:80\r\n", "Host: [::1]:x\r\n",
+                ]
+                for fields in refused {
+                    let got = try await status(fields)
+                    #expect(got == [400], "\(fields)")
+                }
+                #expect(origin.count("/v") == accepted.count)
+            }
+        }
+
         /// RFC 9110 §4.2.4 and §4.2.5, RFC 9112 §3.2: userinfo and a fragment in the target get `400`.
         @Test func userinfoAndFragmentAreRefused() async throws {
             try await withProxy { origin, proxy in

@@ -20,13 +20,14 @@
         ///   `stored` has none in memory: the entry's own file, even if its key was replaced since,
         ///   so the body always belongs to the head read with it. Its descriptor is sent as it is
         ///   (no `dup`), and the entry is kept until the write ends.
+        /// - Parameter now: The instant the caller judged the response fresh at, that its `Age` is
+        ///   computed for.
         /// - Returns: `false`, having written nothing, when this path cannot answer (an HTTP/1.0
         ///   request for a body in a file, or a body that is neither in memory nor in a file).
         func writeFresh(
             _ stored: CachedResponse, entry: DiskCache.Entry?, tier: ResponseStore.Tier, _ head: HTTPRequestHead,
-            _ keepAlive: Bool, _ record: inout ExchangeRecord, _ context: ChannelHandlerContext
+            _ keepAlive: Bool, now: Date, _ record: inout ExchangeRecord, _ context: ChannelHandlerContext
         ) -> Bool {
-            let now = Date()
             let isNotModified =
                 ConditionalRequest.isConditional(head.headers)
                 && ConditionalRequest.isNotModified(method: head.method, requestHeaders: head.headers, stored: stored)
@@ -44,8 +45,10 @@
             // Closing the connection fails the writes still pending: the close waits for the last.
             let ended: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
             defer {
-                let channel = context.channel
-                ended?.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                if let ended {
+                    let channel = context.channel
+                    ended.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                }
             }
             if isNotModified {
                 // RFC 9111 §4.3.2: the client's own validator matches the fresh stored response.

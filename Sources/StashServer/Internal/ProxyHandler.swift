@@ -150,7 +150,8 @@
             var head = head
             switch RequestTarget.check(head, options: self.context.options) {
             case .valid(let target):
-                head.uri = target
+                // An origin-form target comes back as it is: no copy of the head's storage for it.
+                if target != head.uri { head.uri = target }
             case .invalid(let reason):
                 // RFC 9112 §3.2, §3.3: 400, and the connection closes (its framing is in doubt).
                 self.context.logger.debug("refused \(head.method) \(head.uri): \(reason)")
@@ -163,8 +164,8 @@
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            let isCacheable = head.method == .GET || head.method == .HEAD
-            if isCacheable, !head.headers.contains(name: "range"), serveFromMemory(head, keepAlive, &record, context) {
+            let isCacheable = (head.method == .GET || head.method == .HEAD) && !head.headers.contains(name: "range")
+            if isCacheable, serveFromMemory(head, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
                 return
@@ -172,7 +173,7 @@
             let hasBody =
                 head.headers.contains(name: "content-length") && head.headers.first(name: "content-length") != "0"
                 || head.headers.contains(name: "transfer-encoding")
-            if isCacheable, !hasBody, !head.headers.contains(name: "range"),
+            if isCacheable, !hasBody,
                 let read = self.context.store.diskRead(
                     base: self.context.store.baseKey(target: head.uri), requestHeaders: head.headers,
                     on: context.eventLoop)
@@ -228,11 +229,14 @@
             let prefetched: ResponseStore.Found??
             switch result {
             case .success(let found):
+                let now = Date()
                 if let found, context.channel.isActive,
                     ServePolicy.reuse(
-                        method: head.method, requestHeaders: head.headers, stored: found.response, now: Date())
+                        method: head.method, requestHeaders: head.headers, stored: found.response, now: now)
                         == .fresh,
-                    writeFresh(found.response, entry: found.entry, tier: found.tier, head, keepAlive, &record, context)
+                    writeFresh(
+                        found.response, entry: found.entry, tier: found.tier, head, keepAlive, now: now, &record,
+                        context)
                 {
                     self.context.finished(record)
                     responseEnded(context: context)
@@ -255,13 +259,13 @@
             guard let stored = store.memoryHit(base: base, requestHeaders: head.headers), stored.body != nil else {
                 return false
             }
+            let now = Date()
             guard
-                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: Date())
-                    == .fresh
+                ServePolicy.reuse(method: head.method, requestHeaders: head.headers, stored: stored, now: now) == .fresh
             else {
                 return false
             }
-            return writeFresh(stored, entry: nil, tier: .memory, head, keepAlive, &record, context)
+            return writeFresh(stored, entry: nil, tier: .memory, head, keepAlive, now: now, &record, context)
         }
 
         /// Ignores `Upgrade` (RFC 9110 §7.8).

@@ -28,14 +28,20 @@
         /// - Complexity: O(*n*) in the target's and the `Host` lines' length.
         static func check(_ head: HTTPRequestHead, options: ServeOptions) -> Verdict {
             guard head.version.major == 1 else { return .invalid("HTTP version \(head.version)") }
-            let hosts = head.headers["host"]
-            if head.version.minor >= 1, hosts.isEmpty { return .invalid("no Host") }
-            if hosts.count > 1 { return .invalid("\(hosts.count) Host lines") }
-            if let host = hosts.first, !isValidHost(host) { return .invalid("invalid Host '\(host)'") }
+            // One pass over the fields, without collecting the Host lines into an array.
+            var host: String?
+            var hostCount = 0
+            for (name, value) in head.headers where isHostName(name) {
+                hostCount += 1
+                if hostCount == 1 { host = value }
+            }
+            if head.version.minor >= 1, hostCount == 0 { return .invalid("no Host") }
+            if hostCount > 1 { return .invalid("\(hostCount) Host lines") }
+            if let host, !isPlainHost(host), !isValidHost(host) { return .invalid("invalid Host '\(host)'") }
             if head.method == .CONNECT { return .invalid("CONNECT (authority form)") }
             let uri = head.uri
             if uri.utf8.contains(UInt8(ascii: "#")) { return .invalid("a fragment in the target") }
-            if uri.hasPrefix("/") { return .valid(uri) }
+            if uri.utf8.first == UInt8(ascii: "/") { return .valid(uri) }
             if uri == "*" { return head.method == .OPTIONS ? .valid(uri) : .invalid("asterisk form") }
             return absolute(uri, options: options)
         }
@@ -78,6 +84,44 @@
             if portText.isEmpty { return (String(authority[..<colon]), nil) }
             guard let port = Int(portText), (0...65_535).contains(port) else { return nil }
             return (String(authority[..<colon]), port)
+        }
+
+        /// Whether a field name is `Host`, in any case.
+        private static func isHostName(_ name: String) -> Bool {
+            var bytes = name.utf8.makeIterator()
+            for expected in "host".utf8 {
+                guard let byte = bytes.next(), byte | 0x20 == expected else { return false }
+            }
+            return bytes.next() == nil
+        }
+
+        /// Whether a `Host` value has the common shape, checked in one pass over its bytes.
+        ///
+        /// The shape: a registered name or IPv4 address (letters, digits, `-`, `.`), and optionally
+        /// `:` and a port of one to five digits up to 65535. Every value it accepts
+        /// ``isValidHost(_:)`` accepts too; `false` says only that the full check must decide.
+        private static func isPlainHost(_ value: String) -> Bool {
+            var hostLength = 0
+            var port = -1
+            var portDigits = 0
+            for byte in value.utf8 {
+                if port >= 0 {
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), portDigits < 5 else { return false }
+                    port = port * 10 + Int(byte - UInt8(ascii: "0"))
+                    portDigits += 1
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                    hostLength += 1
+                case UInt8(ascii: ":"):
+                    port = 0
+                default:
+                    return false
+                }
+            }
+            return hostLength > 0 && (port < 0 || (portDigits > 0 && port <= 65_535))
         }
 
         /// RFC 9110 §7.2: `Host = uri-host [ ":" port ]`: no userinfo, path, space or list.
