@@ -315,7 +315,7 @@ server_pids() {
 sample_memory() {
     local name=$1
     python3 - "$work/memory-$name" $(server_pids "$name") <<'PY' &
-import sys, time
+import os, sys, time
 out, pids = sys.argv[1], sys.argv[2:]
 peak_rss = peak_anon = 0
 def read():
@@ -331,7 +331,8 @@ def read():
 while True:
     rss, anon = read()
     peak_rss, peak_anon = max(peak_rss, rss), max(peak_anon, anon)
-    with open(out, "w") as f: f.write(f"{peak_rss} {peak_anon}\n")
+    with open(out + ".new", "w") as f: f.write(f"{peak_rss} {peak_anon}\n")
+    os.replace(out + ".new", out)  # whole, never a half-written file for the reader of the table
     time.sleep(0.1)
 PY
     pids+=($!)
