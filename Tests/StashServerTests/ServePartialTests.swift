@@ -195,14 +195,12 @@
         /// on another, a second piece stored there completes it, and the first instance then serves
         /// the whole response, all with no further origin request.
         @Test func piecesAreSharedBetweenInstances() async throws {
-            let database = ProcessInfo.processInfo.environment["STASH_POSTGRES_URL"] ?? ""
-            let origin = try await Origin.start()
-            origin.route("/s", RangeServer(body: ServePartialTests.body, etag: "\"s1\"").route)
-            let arguments = ["--origin", origin.url, "--shared", database] + ServePartialTests.limit
-            var started: [ServeProcess] = []
-            do {
-                for _ in 0..<2 { started.append(try await ServeProcess.start(arguments)) }
-                let (a, b) = (started[0], started[1])
+            try await ServeSharedTierTests.withTwoProxies(
+                ServePartialTests.limit,
+                prepare: { origin in
+                    origin.route("/s", RangeServer(body: ServePartialTests.body, etag: "\"s1\"").route)
+                }
+            ) { origin, a, b in
                 _ = try await RawHTTP.request(port: a.port, "/s", headers: [("Range", "bytes=0-2047")])
                 let asked = origin.count("/s")
                 let covered = try await RawHTTP.request(port: b.port, "/s", headers: [("Range", "bytes=100-199")])
@@ -217,13 +215,7 @@
                 #expect(whole.status == 200)
                 #expect(whole.body == ServePartialTests.body)
                 #expect(origin.count("/s") == completed)
-            } catch {
-                for proxy in started { await proxy.stop() }
-                await origin.stop()
-                throw error
             }
-            for proxy in started { await proxy.stop() }
-            await origin.stop()
         }
     }
 

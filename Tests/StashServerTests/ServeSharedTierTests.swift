@@ -10,12 +10,22 @@
 
         /// Runs `body` with one origin and two proxies that share the database but no local tier.
         func withTwoProxies(_ body: (Origin, ServeProcess, ServeProcess) async throws -> Void) async throws {
+            try await Self.withTwoProxies(prepare: { _ in }, body)
+        }
+
+        /// Runs `body` with an origin (routed by `prepare`) and two `stash serve` instances in front of
+        /// it on the same shared tier, each with `arguments` added, and stops them whatever happens.
+        static func withTwoProxies(
+            _ arguments: [String] = [], prepare: (Origin) -> Void,
+            _ body: (Origin, ServeProcess, ServeProcess) async throws -> Void
+        ) async throws {
             let origin = try await Origin.start()
+            prepare(origin)
             var started: [ServeProcess] = []
             do {
                 for _ in 0..<2 {
                     started.append(
-                        try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL]))
+                        try await ServeProcess.start(["--origin", origin.url, "--shared", databaseURL] + arguments))
                 }
                 try await body(origin, started[0], started[1])
             } catch {
