@@ -117,14 +117,7 @@
         func removePartial(base: String) async {
             let key = Self.partialKey(base: base)
             _ = memory.removeValue(forKey: key)
-            do { try await disk?.removeData(forKey: key) } catch {
-                logger.warning("could not remove '\(key)': \(error)")
-            }
-            if let shared {
-                do { try await shared.removeEntry(forKey: key) } catch {
-                    logger.warning("could not remove '\(key)' from the shared tier: \(error)")
-                }
-            }
+            await removeStored(key: key)
         }
     }
 #endif

@@ -285,7 +285,12 @@
 
         private func removeMarker(base: String) async {
             markers.withLock { $0[base] = .some(nil) }
-            let key = "serve-vary \(base)"
+            await removeStored(key: "serve-vary \(base)")
+        }
+
+        /// Removes `key` from the disk and shared tiers; a failure is logged, not thrown (the entry
+        /// then ages out as any other).
+        func removeStored(key: String) async {
             do { try await disk?.removeData(forKey: key) } catch {
                 logger.warning("could not remove '\(key)': \(error)")
             }
@@ -401,14 +406,7 @@
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
             _ = memory.removeValue(forKey: base)
-            do { try await disk?.removeData(forKey: base) } catch {
-                logger.warning("could not remove '\(base)': \(error)")
-            }
-            if let shared {
-                do { try await shared.removeEntry(forKey: base) } catch {
-                    logger.warning("could not remove '\(base)' from the shared tier: \(error)")
-                }
-            }
+            await removeStored(key: base)
             await removeMarker(base: base)
             markers.withLock { $0[base] = nil }
         }
