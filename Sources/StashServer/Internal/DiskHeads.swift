@@ -12,8 +12,9 @@
     /// (another response, the fields of a `304`) has other text, since every stored response
     /// carries its own request and response times: an old head is never paired with a new body.
     ///
-    /// Bounded by ``costLimit`` (what ``CachedResponse/memoryCost`` charges a head without a body,
-    /// plus its text and key); the oldest heads go first.
+    /// Bounded by ``costLimit``: each head is charged what it takes, ``CachedResponse/undecodedHeadCost``
+    /// (a head read from a ``StoredHead`` record holds its encoded head and little else), plus its
+    /// text, its key and its slot; the oldest heads go first.
     final class DiskHeads: Sendable {
         private struct Head {
             let text: String
@@ -49,7 +50,7 @@
         /// Keeps `response` (a head without a body) as decoded from `text` for `key`, in place of
         /// the key's previous head; drops the oldest heads while over ``costLimit``.
         func keep(_ response: CachedResponse, forKey key: String, text: String, size: Int) {
-            let cost = response.memoryCost + text.utf8.count + key.utf8.count + Self.perHeadCost
+            let cost = response.undecodedHeadCost + text.utf8.count + key.utf8.count + Self.perHeadCost
             guard cost <= costLimit / 8 else { return }
             var dropped: [Head] = []
             state.withLock { state in

@@ -165,7 +165,8 @@
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
             let isCacheable = (head.method == .GET || head.method == .HEAD) && !head.headers.contains(name: "range")
-            if isCacheable, serveFromMemory(head, keepAlive, &record, context) {
+            let base = isCacheable ? self.context.store.baseKey(target: head.uri) : ""
+            if isCacheable, serveFromMemory(head, base: base, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
                 self.context.finished(record)
                 return
@@ -175,8 +176,7 @@
                 || head.headers.contains(name: "transfer-encoding")
             if isCacheable, !hasBody,
                 let read = self.context.store.diskRead(
-                    base: self.context.store.baseKey(target: head.uri), requestHeaders: head.headers,
-                    on: context.eventLoop)
+                    base: base, requestHeaders: head.headers, on: context.eventLoop)
             {
                 // The direct disk-hit path: one read on a disk thread, then, on this loop, a plain
                 // fresh hit is written at once; anything else goes to an exchange with what was read.
@@ -252,11 +252,12 @@
 
         /// Writes a fresh memory-tier hit at once; `false` when the memory tier cannot answer.
         private func serveFromMemory(
-            _ head: HTTPRequestHead, _ keepAlive: Bool, _ record: inout ExchangeRecord, _ context: ChannelHandlerContext
+            _ head: HTTPRequestHead, base: String, _ keepAlive: Bool, _ record: inout ExchangeRecord,
+            _ context: ChannelHandlerContext
         ) -> Bool {
-            let store = self.context.store
-            let base = store.baseKey(target: head.uri)
-            guard let stored = store.memoryHit(base: base, requestHeaders: head.headers), stored.body != nil else {
+            guard let stored = self.context.store.memoryHit(base: base, requestHeaders: head.headers),
+                stored.body != nil
+            else {
                 return false
             }
             let now = Date()

@@ -49,8 +49,11 @@
         }
 
         /// The head (without a body) of a disk-tier entry: the one kept in ``heads`` when the
-        /// entry's stored text is the one it was decoded from, else decoded (and kept); `nil`
-        /// when the metadata is not a stored response's.
+        /// entry's stored text is the one it was read from, else read from that text (and kept);
+        /// `nil` when the metadata is not a stored response's.
+        ///
+        /// Read from the text's ``StoredHead`` record when it has one (the header fields are then
+        /// decoded only if something asks for them), else decoded whole.
         func head(of entry: DiskCache.Entry, key: String) -> CachedResponse? {
             let size = entry.attributes.size
             guard entry.hasStoredExtra else {
@@ -59,10 +62,16 @@
             }
             guard let text = entry.storedExtra else { return nil }
             if let kept = heads.head(forKey: key, text: text, size: size) { return kept }
-            guard
-                let head = CachedResponse(
-                    metadata: DiskCache.Metadata(extra: DiskCache.decodeExtra(text)), body: nil, bodyLength: size)
-            else { return nil }
+            let head: CachedResponse
+            if let record = StoredHead.read(fromExtra: text) {
+                head = CachedResponse(record: record, text: text, bodyLength: size)
+            } else {
+                guard
+                    let decoded = CachedResponse(
+                        metadata: DiskCache.Metadata(extra: DiskCache.decodeExtra(text)), body: nil, bodyLength: size)
+                else { return nil }
+                head = decoded
+            }
             heads.keep(head, forKey: key, text: text, size: size)
             return head
         }

@@ -67,14 +67,15 @@
 
         /// When a request without directives of its own may take the stored response as fresh
         /// (derived from the policy when the response is stored), or `nil` when it never may.
-        static func plainFreshUntil(_ stored: StoredResponse) -> Date? {
+        ///
+        /// - Parameter initialAge: The policy's current age of `stored` at its response time
+        ///   (computed once by the caller, which keeps it too).
+        static func plainFreshUntil(_ stored: StoredResponse, initialAge: Duration) -> Date? {
             guard
                 case .fresh = policy.reuse(
                     method: "GET", requestHeaders: HTTPFields(), stored: stored, now: stored.responseTime)
             else { return nil }
-            let lifetime = policy.freshnessLifetime(of: stored)
-            let age = policy.currentAge(of: stored, now: stored.responseTime)
-            let remaining = lifetime - age
+            let remaining = policy.freshnessLifetime(of: stored) - initialAge
             return stored.responseTime.addingTimeInterval(
                 Double(remaining.components.seconds) + Double(remaining.components.attoseconds) * 1e-18)
         }
