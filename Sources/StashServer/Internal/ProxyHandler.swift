@@ -35,6 +35,8 @@
         private var timer: Scheduled<Void>?
         private var idleSince = NIODeadline.now()
         private var clientAddress = "-"
+        /// The channel's allocator, kept from ``handlerAdded(context:)``: a hit asks no existential for it.
+        private var allocator = ByteBufferAllocator()
         /// Request parts that arrived while a response was in progress.
         private var queued = CircularBuffer<HTTPServerRequestPart>()
         /// Whether a read was asked for while a response was in progress.
@@ -54,6 +56,7 @@
         }
 
         func handlerAdded(context: ChannelHandlerContext) {
+            allocator = context.channel.allocator
             clientAddress = context.channel.remoteAddress?.ipAddress ?? "-"
             if context.channel.isActive { enterIdle(context: context) }
         }
@@ -148,23 +151,37 @@
 
         private func receive(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
             var head = head
-            switch RequestTarget.check(head, options: self.context.options) {
-            case .valid(let target):
-                // An origin-form target comes back as it is: no copy of the head's storage for it.
-                if target != head.uri { head.uri = target }
-            case .invalid(let reason):
-                // RFC 9112 §3.2, §3.3: 400, and the connection closes (its framing is in doubt).
-                self.context.logger.debug("refused \(head.method) \(head.uri): \(reason)")
-                isClosing = true
-                respondAndClose(.badRequest, context: context)
-                return
+            // The common head (origin-form, one plain `Host`) passes without the full check's verdict.
+            if !RequestTarget.isPlainOriginForm(head) {
+                switch RequestTarget.check(head, options: self.context.options) {
+                case .valid(let target):
+                    if target != head.uri { head.uri = target }
+                case .invalid(let reason):
+                    // RFC 9112 §3.2, §3.3: 400, and the connection closes (its framing is in doubt).
+                    self.context.logger.debug("refused \(head.method) \(head.uri): \(reason)")
+                    isClosing = true
+                    respondAndClose(.badRequest, context: context)
+                    return
+                }
             }
             let keepAlive = head.isKeepAlive && !draining
-            activity.isAnsweringHead = head.method == .HEAD
+            // The method by its case: `==` on `HTTPMethod` compares raw-value strings.
+            let isGetOrHead: Bool
+            switch head.method {
+            case .GET:
+                isGetOrHead = true
+                activity.isAnsweringHead = false
+            case .HEAD:
+                isGetOrHead = true
+                activity.isAnsweringHead = true
+            default:
+                isGetOrHead = false
+                activity.isAnsweringHead = false
+            }
             if !keepAlive { isClosing = true }
             var record = ExchangeRecord(
                 method: head.method.rawValue, target: head.uri, version: head.version, client: clientAddress)
-            let isCacheable = (head.method == .GET || head.method == .HEAD) && !head.headers.contains(name: "range")
+            let isCacheable = isGetOrHead && !head.headers.contains(name: "range")
             let base = isCacheable ? self.context.store.baseKey(target: head.uri) : ""
             if isCacheable, serveFromMemory(head, base: base, keepAlive, &record, context) {
                 state = .busy(body: nil, requestEnded: false, responseEnded: true)
@@ -266,7 +283,41 @@
             else {
                 return false
             }
-            return writeFresh(stored, entry: nil, tier: .memory, head, keepAlive, now: now, &record, context)
+            guard keepAlive, head.version == .http1_1, let body = stored.body,
+                !ConditionalRequest.isConditional(head.headers)
+            else {
+                return writeFresh(stored, entry: nil, tier: .memory, head, keepAlive, now: now, &record, context)
+            }
+            // The common hit, as ``writeFresh(_:entry:tier:_:_:now:_:_:)`` would write it but with no
+            // promise and no branch it does not take: the stored head's bytes and its own `Age`
+            // (RFC 9111 §4.2.3), then the stored body buffer, without a copy.
+            var encoded = allocator.buffer(capacity: stored.encodedHead.readableBytes + 48)
+            encoded.writeImmutableBuffer(stored.encodedHead)
+            encoded.writeStaticString("Age: ")
+            Self.writeDecimal(ServePolicy.ageSeconds(stored, now: now), into: &encoded)
+            encoded.writeStaticString("\r\n\r\n")
+            activity.writeEncoded(encoded)
+            if !activity.isAnsweringHead, body.readableBytes > 0 {  // set for this request by receive
+                activity.writeEncoded(body)
+                record.bytes = body.readableBytes
+            }
+            activity.flush()
+            record.status = stored.status
+            record.cacheStatus = .hit
+            record.tier = .memory
+            return true
+        }
+
+        /// Writes a non-negative number in decimal digits, without making a string of it.
+        private static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
+            var divisor = 1
+            while divisor <= value / 10 { divisor *= 10 }
+            var rest = max(0, value)
+            while divisor > 0 {
+                buffer.writeInteger(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
         }
 
         /// Ignores `Upgrade` (RFC 9110 §7.8).

@@ -46,6 +46,29 @@
             return absolute(uri, options: options)
         }
 
+        /// Whether ``check(_:options:)`` would accept a head with its target as it is.
+        ///
+        /// Decided without a verdict or the options: HTTP/1.x, not `CONNECT`, one `Host` line of the
+        /// common shape (see ``isPlainHost(_:)``), and an origin-form target without a fragment. The
+        /// hit path's test; `false` says only that the full check must decide.
+        ///
+        /// - Complexity: O(*n*) in the target's and the `Host` lines' length.
+        static func isPlainOriginForm(_ head: HTTPRequestHead) -> Bool {
+            guard head.version.major == 1 else { return false }
+            if case .CONNECT = head.method { return false }
+            var hostCount = 0
+            var isPlain = false
+            for (name, value) in head.headers where isHostName(name) {
+                hostCount += 1
+                isPlain = isPlainHost(value)
+            }
+            guard hostCount == 1, isPlain else { return false }
+            var uri = head.uri
+            return uri.withUTF8 { bytes in
+                bytes.first == UInt8(ascii: "/") && !bytes.contains(UInt8(ascii: "#"))
+            }
+        }
+
         /// `http://authority/path?query` reduced to `/path?query`, or why it is refused.
         private static func absolute(_ uri: String, options: ServeOptions) -> Verdict {
             guard let schemeEnd = uri.range(of: "://") else { return .invalid("target '\(uri)'") }
@@ -88,11 +111,12 @@
 
         /// Whether a field name is `Host`, in any case.
         private static func isHostName(_ name: String) -> Bool {
-            var bytes = name.utf8.makeIterator()
-            for expected in "host".utf8 {
-                guard let byte = bytes.next(), byte | 0x20 == expected else { return false }
+            guard name.utf8.count == 4 else { return false }
+            var name = name
+            return name.withUTF8 { bytes in
+                bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "o")
+                    && bytes[2] | 0x20 == UInt8(ascii: "s") && bytes[3] | 0x20 == UInt8(ascii: "t")
             }
-            return bytes.next() == nil
         }
 
         /// Whether a `Host` value has the common shape, checked in one pass over its bytes.
@@ -101,10 +125,16 @@
         /// `:` and a port of one to five digits up to 65535. Every value it accepts
         /// ``isValidHost(_:)`` accepts too; `false` says only that the full check must decide.
         private static func isPlainHost(_ value: String) -> Bool {
+            // Over the contiguous bytes (a small string's copied to the stack): no per-byte decoding.
+            var value = value
+            return value.withUTF8(isPlainHostBytes)
+        }
+
+        private static func isPlainHostBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             var hostLength = 0
             var port = -1
             var portDigits = 0
-            for byte in value.utf8 {
+            for byte in bytes {
                 if port >= 0 {
                     guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), portDigits < 5 else { return false }
                     port = port * 10 + Int(byte - UInt8(ascii: "0"))
