@@ -4,7 +4,8 @@
 
     /// The path of a miss: concurrent misses reach the origin together, each over a connection of
     /// its own (RFC 9112 §9.3: one outstanding request per connection without pipelining), and a
-    /// body that arrives in pieces of every size is relayed and stored whole.
+    /// body that arrives in pieces of every size is relayed and stored whole, and one that never
+    /// comes is a `502`.
     @Suite(.serialized)
     struct ServeMissPathTests {
         /// Holds each request at an origin until `expected` of them have arrived.
@@ -82,6 +83,30 @@
                     #expect(response.body == body, "\(attempt)")
                 }
                 #expect(origin.requests.count == 1)
+            }
+        }
+
+        /// RFC 9110 §15.6.3: an origin that closes before any of the body it announced is a bad gateway.
+        ///
+        /// The head of a miss waits for the first part of its body, so the client gets a `502`
+        /// instead of a head whose body never comes; nothing is stored, and the next request goes
+        /// to the origin again.
+        @Test func anOriginThatClosesBeforeTheBodyIsABadGateway() async throws {
+            let origin = try RawOrigin.start(keepAlive: true) { head, connection in
+                if head.hasPrefix("GET /cut ") {
+                    try connection.send("HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: 100\r\n\r\n")
+                    throw RawHTTP.Failure(description: "closing before the body")
+                }
+                try connection.send("HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: 2\r\n\r\nok")
+            }
+            try await ServeInterimTests.withRawProxy(origin: origin) { proxy in
+                for attempt in 1...2 {
+                    let raw = try await ServeOriginConnectionTests.get("/cut", port: proxy.port)
+                    #expect(try #require(RawHTTP.parse(raw).first, "\(attempt)").status == 502, "\(attempt)")
+                }
+                let raw = try await ServeOriginConnectionTests.get("/fine", port: proxy.port)
+                #expect(try #require(RawHTTP.parse(raw).first).text == "ok")
+                #expect(origin.requests.count == 3)
             }
         }
     }
