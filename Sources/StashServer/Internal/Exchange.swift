@@ -2,6 +2,7 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
+    import StashHTTP
 
     /// One request that the memory tier could not answer at once: looked up in the disk and shared
     /// tiers, coalesced with concurrent misses of its URL, forwarded to the origin, and stored when
@@ -170,18 +171,21 @@
         mutating func relay(
             _ answer: OriginAnswer, stored: ResponseStore.Found?, base: String?, partialBase: String? = nil
         ) async throws {
-            let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
             let (response, status, responseHeaders) = (answer.response, answer.status, answer.headers)
             let (requestTime, responseTime) = (answer.requestTime, answer.responseTime)
 
-            for invalid in ServePolicy.invalidatedURLs(
-                method: head.method, url: URL(string: url) ?? context.origin, status: status,
-                responseHeaders: responseHeaders)
-            {
-                let invalidBase = context.store.baseKey(target: target(of: invalid))
-                await context.store.invalidate(base: invalidBase)
-                await context.store.removePartial(base: invalidBase)
-                context.partials.withLock { _ = $0.remove(invalidBase) }
+            // RFC 9111 §4.4: only an unsafe method invalidates (a GET or HEAD never parses a URL).
+            if head.method != .GET, head.method != .HEAD {
+                let url = context.originPrefix + (head.uri.hasPrefix("/") ? head.uri : "/" + head.uri)
+                for invalid in ServePolicy.invalidatedURLs(
+                    method: head.method, url: URL(string: url) ?? context.origin, status: status,
+                    responseHeaders: responseHeaders)
+                {
+                    let invalidBase = context.store.baseKey(target: target(of: invalid))
+                    await context.store.invalidate(base: invalidBase)
+                    await context.store.removePartial(base: invalidBase)
+                    context.partials.withLock { _ = $0.remove(invalidBase) }
+                }
             }
 
             if let stored, status == 304 {
@@ -195,45 +199,57 @@
                 return
             }
             var storable: HTTPHeaders? = nil
+            // The response's fields as the policy reads them, converted once for its two questions.
+            var responseFields = HTTPFields()
             if base != nil, status != 206, !head.headers.contains(name: "range") {
-                storable = ServePolicy.storableHeaders(
-                    method: head.method, requestHeaders: head.headers, status: status,
-                    responseHeaders: responseHeaders)
+                responseFields = ServePolicy.fields(responseHeaders)
+                storable = ServePolicy.policy.storableHeaders(
+                    method: head.method.rawValue, requestHeaders: ServePolicy.fields(head.headers), status: status,
+                    responseHeaders: responseFields
+                ).map(ServePolicy.headers)
             }
             var clientHeaders = responseHeaders
             ProxyHeaders.addVia(to: &clientHeaders, version: head.version)
-            try await writer.head(status: status, headers: clientHeaders)
             guard let storable, let base else {
+                try await writer.head(status: status, headers: clientHeaders)
                 for try await chunk in response.body { try await writer.body(chunk) }
                 await writer.end()
                 return
             }
             // The last chunk is held back until the response is stored, so that a client that has the
-            // whole body and asks again finds it in the cache.
+            // whole body and asks again finds it in the cache. The head waits for the first chunk:
+            // a body that comes whole in it goes out with its head and end in one write.
+            let expectedLength = responseHeaders.first(name: "content-length").flatMap { Int($0) }
+            writer.deferHead(status: status, headers: clientHeaders)
             let spool = BodySpool(
                 memoryLimit: context.store.memoryItemLimit, directory: context.spoolDirectory,
-                expectedLength: responseHeaders.first(name: "content-length").flatMap { Int($0) })
+                expectedLength: expectedLength)
             var complete = true
             var held: ByteBuffer?
+            var received = 0
             do {
                 for try await chunk in response.body {
+                    received += chunk.readableBytes
                     if complete, !spool.append(chunk, limit: context.maximumStoredBody) { complete = false }
-                    if let previous = held { try await writer.body(previous) }
+                    if let previous = held {
+                        try await writer.body(previous)
+                    } else if received != expectedLength {
+                        try await writer.flushHead()  // more is coming: the client gets the head now
+                    }
                     held = chunk
                 }
             } catch {
                 spool.discard()
                 throw error
             }
-            if complete, ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders) {
+            if complete, ServePolicy.policy.isComplete(bodyLength: spool.length, responseHeaders: responseFields) {
                 await store(
                     spool, status: status, storable: storable, responseHeaders: responseHeaders,
                     base: base, requestTime: requestTime, responseTime: responseTime)
             } else {
                 spool.discard()
             }
-            if let held { try await writer.body(held) }
-            await writer.end()
+            await writer.end(last: held)
         }
 
         func store(

@@ -112,11 +112,21 @@
             }
         }
 
+        /// How much one read from the origin takes: 64 KiB, the most a loopback segment carries
+        /// and below the mmap threshold (see ``MemoryFootprint``).
+        ///
+        /// NIO's default starts a connection at 2 KiB and doubles it only after a read that filled
+        /// it, halving it again after two short ones: on a mix of small and large responses a body
+        /// then comes in many small chunks, and each costs the exchange a trip through the parts'
+        /// sequence, a write to the client and an append to the spool.
+        static let receiveBuffers = FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024)
+
         private func connect() async throws -> OriginConnection {
             let readTimeout = readTimeout
             let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
                 .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([

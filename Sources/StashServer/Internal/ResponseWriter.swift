@@ -23,6 +23,9 @@
         /// Whether ``end()`` ran: the connection has moved on to its next request (or closed), and
         /// nothing more may be written for this one.
         private(set) var hasEnded = false
+        /// A head that ``deferHead(status:headers:)`` kept back: it goes out with the next part,
+        /// in the same trip to the event loop and the same write to the socket.
+        private(set) var pendingHead: HTTPResponseHead? = nil
 
         /// Sends an interim (1xx) response ahead of the final one, to a client that can take it.
         ///
@@ -62,13 +65,45 @@
         /// the proxy buffer the body. While the client keeps up, waiting for each part costs a
         /// trip to the event loop and back per part and adds nothing; the parts are written in the
         /// order they are sent, and a failed write fails the ones after it and ``end()``.
-        private func send(_ part: HTTPServerResponsePart) async throws {
+        private mutating func send(_ part: HTTPServerResponsePart) async throws {
+            let channel = channel
+            let head = pendingHead
+            pendingHead = nil
             if channel.isWritable {
                 guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
-                channel.writeAndFlush(part, promise: nil)
+                if let head {
+                    channel.eventLoop.execute {
+                        channel.write(HTTPServerResponsePart.head(head), promise: nil)
+                        channel.writeAndFlush(part, promise: nil)
+                    }
+                } else {
+                    channel.writeAndFlush(part, promise: nil)
+                }
                 return
             }
+            if let head { channel.write(HTTPServerResponsePart.head(head), promise: nil) }
             try await channel.writeAndFlush(part)
+        }
+
+        /// Keeps the response head back until the first body part or the end.
+        ///
+        /// The head then goes out with that part: a response whose body comes whole costs one trip
+        /// to the event loop and one write, not two. ``flushHead()`` sends it at once (a body that
+        /// keeps coming must not keep the client waiting for its head).
+        mutating func deferHead(status: Int, headers: HTTPHeaders) {
+            var headers = headers
+            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+            record.status = status
+            record.headSent = true
+            pendingHead = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+        }
+
+        /// Sends a head kept back by ``deferHead(status:headers:)``, if any.
+        mutating func flushHead() async throws {
+            guard let head = pendingHead else { return }
+            pendingHead = nil
+            try await send(.head(head))
         }
 
         /// Queues the response head without waiting: the write that follows (a body part, or
@@ -122,6 +157,10 @@
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             record.bytes += length
             let region = FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length)
+            if let head = pendingHead {
+                pendingHead = nil
+                channel.write(HTTPServerResponsePart.head(head), promise: nil)
+            }
             do {
                 try await channel.writeAndFlush(HTTPServerResponsePart.body(.fileRegion(region)))
             } catch {
@@ -132,26 +171,45 @@
         }
 
         /// Ends the response; the connection then serves its next request or closes.
-        mutating func end() async {
+        ///
+        /// Does not wait for the end to reach the socket: the connection's event loop writes it
+        /// after the parts before it and then, once written, hands the connection on (or closes
+        /// it), so the exchange's task costs no trip to the loop and back. The task has nothing
+        /// left to do with the response after its end.
+        ///
+        /// - Parameter last: The body's last part, written with the end in the same trip to the
+        ///   loop (it needs no wait for the socket: nothing follows it).
+        mutating func end(last: ByteBuffer? = nil) async {
             guard !hasEnded else { return }
             hasEnded = true
-            let channel = channel
-            let keepAlive = keepAlive
-            do {
-                try await channel.writeAndFlush(HTTPServerResponsePart.end(nil))
-            } catch {
-                channel.close(promise: nil)
+            var last = last
+            if let part = last, !isHead, part.readableBytes > 0 {
+                record.bytes += part.readableBytes
+            } else {
+                last = nil
             }
-            if !keepAlive { channel.close(promise: nil) }
-            completion(record)
+            let head = pendingHead
+            pendingHead = nil
+            let (channel, keepAlive, completion, record) = (channel, keepAlive, completion, record)
+            channel.eventLoop.execute {
+                if let head { channel.write(HTTPServerResponsePart.head(head), promise: nil) }
+                if let last { channel.write(HTTPServerResponsePart.body(.byteBuffer(last)), promise: nil) }
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { result in
+                    if case .failure = result { channel.close(promise: nil) }
+                    if !keepAlive { channel.close(promise: nil) }
+                    completion(record)
+                }
+            }
         }
 
-        /// Ends an exchange that failed: a `502` when nothing was sent yet, else the connection is
-        /// closed (a truncated body must not look complete).
+        /// Ends an exchange that failed: a `502` when nothing was sent yet (a head kept back by
+        /// ``deferHead(status:headers:)`` was not), else the connection is closed (a truncated
+        /// body must not look complete).
         mutating func fail(status: Int, message: String) async {
             // After the end the connection belongs to its next request: nothing to close or report.
             guard !hasEnded else { return }
-            if !record.headSent {
+            if !record.headSent || pendingHead != nil {
+                pendingHead = nil  // kept back, never sent: the client gets the failure instead
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
                 headers.add(name: "Content-Length", value: String(message.utf8.count + 1))
