@@ -10,6 +10,16 @@
     /// read back on the other; text the fast reader does not expect (escapes other than the common
     /// ones, white space) goes to `JSONDecoder`.
     enum FieldListCoding {
+        /// The value of one hexadecimal digit (either case), or `nil` for any other byte.
+        static func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+
         /// `[["name","value"],…]`.
         static func encode(pairs: some Sequence<(name: String, value: String)>) -> String {
             var out = [UInt8]()
@@ -167,7 +177,8 @@
                     case UInt8(ascii: "u"):
                         // Only the control characters the encoder writes; others go to JSONDecoder.
                         guard i + 5 < raw.count, raw[i + 2] == 0x30, raw[i + 3] == 0x30,
-                            let high = Self.hexValue(raw[i + 4]), let low = Self.hexValue(raw[i + 5]),
+                            let high = FieldListCoding.hexValue(raw[i + 4]),
+                            let low = FieldListCoding.hexValue(raw[i + 5]),
                             high < 2
                         else { return nil }
                         out.append(high << 4 | low)
@@ -177,15 +188,6 @@
                     }
                 }
                 return String(decoding: out, as: UTF8.self)
-            }
-
-            static func hexValue(_ byte: UInt8) -> UInt8? {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-                default: nil
-                }
             }
         }
     }

@@ -236,8 +236,8 @@
                 case UInt8(ascii: "u"):
                     // `\u00XX`, an ASCII control character; anything else goes to the full decode.
                     guard index + 5 < bytes.count, bytes[index + 2] == UInt8(ascii: "0"),
-                        bytes[index + 3] == UInt8(ascii: "0"), let high = hexValue(bytes[index + 4]),
-                        let low = hexValue(bytes[index + 5]), high < 8
+                        bytes[index + 3] == UInt8(ascii: "0"), let high = FieldListCoding.hexValue(bytes[index + 4]),
+                        let low = FieldListCoding.hexValue(bytes[index + 5]), high < 8
                     else { return nil }
                     out.writeInteger(high << 4 | low)
                     index += 4
@@ -248,15 +248,6 @@
                 runStart = index
             }
             return nil
-        }
-
-        private static func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
         }
     }
 #endif
