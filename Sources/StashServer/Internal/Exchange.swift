@@ -2,7 +2,6 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
-    import StashHTTP
 
     /// One request that the memory tier could not answer at once: looked up in the disk and shared
     /// tiers, coalesced with concurrent misses of its URL, forwarded to the origin, and stored when
@@ -199,14 +198,10 @@
                 return
             }
             var storable: HTTPHeaders? = nil
-            // The response's fields as the policy reads them, converted once for its two questions.
-            var responseFields = HTTPFields()
             if base != nil, status != 206, !head.headers.contains(name: "range") {
-                responseFields = ServePolicy.fields(responseHeaders)
-                storable = ServePolicy.policy.storableHeaders(
-                    method: head.method.rawValue, requestHeaders: ServePolicy.fields(head.headers), status: status,
-                    responseHeaders: responseFields
-                ).map(ServePolicy.headers)
+                storable = ServePolicy.storableHeaders(
+                    method: head.method, requestHeaders: head.headers, status: status,
+                    responseHeaders: responseHeaders)
             }
             var clientHeaders = responseHeaders
             ProxyHeaders.addVia(to: &clientHeaders, version: head.version)
@@ -242,7 +237,7 @@
                 spool.discard()
                 throw error
             }
-            if complete, ServePolicy.policy.isComplete(bodyLength: spool.length, responseHeaders: responseFields) {
+            if complete, ServePolicy.isComplete(bodyLength: spool.length, responseHeaders: responseHeaders) {
                 await store(
                     spool, status: status, storable: storable, responseHeaders: responseHeaders,
                     base: base, requestTime: requestTime, responseTime: responseTime)
