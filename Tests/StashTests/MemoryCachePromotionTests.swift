@@ -56,4 +56,46 @@ import Testing
         for key in ["a", "b", "c"] { #expect(cache.promoteValue(0, forKey: key)) }
         #expect(!cache.containsValue(forKey: "a"))
     }
+
+    /// `setValueIfRoom` keeps a value only in free room: under every policy, a full cache
+    /// evicts nothing for it and keeps what it had.
+    @Test(arguments: [MemoryEvictionPolicy.adaptive, .leastRecentlyUsed])
+    func aValueWithoutFreeRoomEvictsNothing(policy: MemoryEvictionPolicy) {
+        let cache = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 1, policy: policy, shards: 1)
+        #expect(cache.hasRoom(forKey: "a", cost: 60))
+        #expect(cache.setValueIfRoom(1, forKey: "a", cost: 60))
+        #expect(cache.setValueIfRoom(2, forKey: "b", cost: 30))
+        #expect(!cache.hasRoom(forKey: "c", cost: 20))
+        #expect(!cache.setValueIfRoom(3, forKey: "c", cost: 20))
+        #expect(cache["a"] == 1 && cache["b"] == 2 && cache["c"] == nil)
+        #expect(cache.statistics.evictions == 0)
+        #expect(cache.setValueIfRoom(4, forKey: "d", cost: 10))
+        #expect(cache.totalCost == 100)
+    }
+
+    /// Replacing a key's own entry counts that entry's cost as free; a replacement that does not
+    /// fit leaves the old value in place.
+    @Test func aReplacementCountsTheKeysOwnCostAsFree() {
+        let cache = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 1, policy: .adaptive, shards: 1)
+        #expect(cache.setValueIfRoom(1, forKey: "a", cost: 70))
+        #expect(cache.setValueIfRoom(2, forKey: "b", cost: 20))
+        #expect(cache.hasRoom(forKey: "a", cost: 80))
+        #expect(cache.setValueIfRoom(3, forKey: "a", cost: 80))
+        #expect(cache["a"] == 3 && cache["b"] == 2)
+        #expect(!cache.setValueIfRoom(4, forKey: "a", cost: 81))
+        #expect(cache["a"] == 3)
+    }
+
+    /// The entry cost limit and the count limit bound it as they bound `setValue`.
+    @Test func theEntryAndCountLimitsStillHold() {
+        let sized = MemoryCache<String, Int>(costLimit: 100, entryCostLimitRatio: 0.5, shards: 1)
+        #expect(!sized.hasRoom(forKey: "a", cost: 51))
+        #expect(!sized.setValueIfRoom(1, forKey: "a", cost: 51))
+        #expect(sized.setValueIfRoom(1, forKey: "a", cost: 50))
+        let counted = MemoryCache<String, Int>(countLimit: 2, shards: 1)
+        #expect(counted.setValueIfRoom(1, forKey: "a") && counted.setValueIfRoom(2, forKey: "b"))
+        #expect(!counted.setValueIfRoom(3, forKey: "c"))
+        #expect(counted.setValueIfRoom(4, forKey: "b"))
+        #expect(counted["a"] == 1 && counted["b"] == 4 && counted.totalCount == 2)
+    }
 }

@@ -50,6 +50,52 @@ extension MemoryCache {
             return cost <= state.entryCostLimit && state.admitsPromotion(key, cost: cost)
         }
     }
+    /// Stores a value only when it fits in free room: nothing is evicted for it, under any
+    /// policy; returns whether it was stored.
+    ///
+    /// For a value that is worth keeping while memory is idle but not worth the entries it
+    /// would push out, such as a large body that another tier can also serve: a cache whose
+    /// working set fits keeps it, a full one keeps what it has. Replacing the key's own entry
+    /// counts that entry's cost as free.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - cost: What the value costs against ``costLimit``; as in
+    ///     ``setValue(_:forKey:cost:timeToLive:)``.
+    ///   - timeToLive: How long the value is served. Defaults to ``defaultTimeToLive``.
+    /// - Returns: `true` when the value was stored; `false` leaves every entry as it was.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func setValueIfRoom(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool {
+        let cost = cost ?? costFunction?(value) ?? 1
+        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
+        let timeToLive = timeToLive ?? defaultTimeToLive
+        guard timeToLive.map({ $0 > .zero }) ?? true else { return false }
+        let expiry = timeToLive.map { clock() + $0 }
+        let key = HashedKey(key)
+        let (isStored, displaced) = mutate(shard(for: key)) { state, evictions -> (Bool, Value?) in
+            state.catchUp()
+            guard state.hasRoom(for: key, cost: cost) else { return (false, nil) }
+            let displaced = state.store(
+                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: true, evictions: &evictions)
+            return (state.storage.slot(forKey: key) != nil, displaced)
+        }
+        _ = displaced  // Released here, outside the lock.
+        return isStored
+    }
+
+    /// Whether ``setValueIfRoom(_:forKey:cost:timeToLive:)`` would store a value of `cost` for
+    /// `key` now: lets a caller skip reading a value that memory has no free room for.
+    ///
+    /// - Complexity: O(1).
+    public func hasRoom(forKey key: Key, cost: Int) -> Bool {
+        let key = HashedKey(key)
+        return mutate(shard(for: key)) { state, _ in
+            state.catchUp()
+            return state.hasRoom(for: key, cost: cost)
+        }
+    }
 }
 
 extension MemoryCache.State {
@@ -67,5 +113,16 @@ extension MemoryCache.State {
         if victim == Int.max || storage.admission.estimate(fingerprint) + 1 > victim { return true }
         storage.admission.recordMiss(fingerprint, entries: storage.count, widens: false)
         return false
+    }
+}
+
+extension MemoryCache.State {
+    /// Whether a value of `cost` for `key` fits in free room: within the entry, cost and count
+    /// limits without evicting, the key's own entry (if any) counted as free.
+    func hasRoom(for key: MemoryCache.HashedKey, cost: Int) -> Bool {
+        guard cost <= entryCostLimit, countLimit > 0 else { return false }
+        let slot = storage.slot(forKey: key)
+        let held = slot.map { storage.nodes[$0].cost } ?? 0
+        return storage.totalCost - held + cost <= costLimit && storage.count + (slot == nil ? 1 : 0) <= countLimit
     }
 }

@@ -16,8 +16,8 @@
         /// entry's metadata text, or taken from ``heads`` when that text was decoded before (see
         /// ``DiskHeads``). An inline body comes in memory; a value file is read into memory
         /// only when it is at most ``memoryBodyLimit`` long and the memory tier admits it (its
-        /// frequency sketch rates it above what it would evict), and is otherwise left open for
-        /// `sendfile`. Blocks: run it off the event loops.
+        /// frequency sketch rates it above what it would evict), or when it is longer and the
+        /// memory tier has free room for it, and is otherwise left open for `sendfile`. Blocks: run it off the event loops.
         func diskLookUp(key: String) -> Found? {
             guard let disk else { return nil }
             beforeDiskRead?(key)
@@ -39,6 +39,15 @@
                 {
                     let response = head.holding(body)
                     memory.setValue(response, forKey: key)
+                    return Found(response: response, tier: .disk, key: key)
+                }
+                // A larger body enters only into free room: nothing is evicted for it.
+                if size > memoryBodyLimit, size <= memoryItemLimit,
+                    memory.hasRoom(forKey: key, cost: head.memoryCost + size),
+                    let body = Self.read(descriptor, count: size)
+                {
+                    let response = head.holding(body)
+                    memory.setValueIfRoom(response, forKey: key)
                     return Found(response: response, tier: .disk, key: key)
                 }
                 return Found(response: head, tier: .disk, key: key, entry: entry)

@@ -52,13 +52,17 @@
         let shared: (any SharedTier)?
         /// Bodies up to this length are kept in the memory tier.
         let memoryItemLimit: Int
-        /// Bodies up to this length enter the memory tier with a miss or from the disk tier:
-        /// ``memoryItemLimit``, and with a disk tier at most ``MemoryFootprint/mmapThreshold``.
+        /// Bodies up to this length enter the memory tier with a miss or from the disk tier.
         ///
-        /// A larger body would get pages of its own (an `mmap`, a fault per page, an `munmap` when
-        /// it is evicted) and push out many smaller ones, while `sendfile` sends it from the disk
-        /// tier's file at about the cost per byte of a memory hit: what memory saves on a hit (the
-        /// disk thread's trip, the index read, the open) is per request, not per byte.
+        /// It is ``memoryItemLimit``, and with a disk tier at most ``MemoryFootprint/mmapThreshold``.
+        /// A larger body (up to ``memoryItemLimit``) enters only into free room (see
+        /// ``keepInMemory(_:key:)``).
+        ///
+        /// A larger body gets pages of its own (an `mmap`, a fault per page, an `munmap` when it
+        /// is evicted): evicting many smaller ones for it would cost more than `sendfile` from the
+        /// disk tier's file, at about the cost per byte of a memory hit. While memory has room (a
+        /// working set that fits), it saves every hit the disk thread's trip, the index read and
+        /// the open.
         let memoryBodyLimit: Int
         /// Bodies up to this length are written to the shared tier.
         let sharedItemLimit: Int
@@ -346,11 +350,7 @@
                     $0.capacity > Self.copyCapacity($0.readableBytes)
                         ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
                 } ?? response
-            if response.bodyLength <= memoryBodyLimit {
-                memory.setValue(response, forKey: key)
-            } else {
-                _ = memory.removeValue(forKey: key)
-            }
+            keepInMemory(response, key: key)
             guard let disk, let body = response.body else { return }
             let metadata = response.metadata
             do {
@@ -358,6 +358,18 @@
             } catch {
                 // The response is still served; only the disk copy is missing.
                 logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+        }
+
+        /// Keeps a response with its body in the memory tier: always up to ``memoryBodyLimit``,
+        /// and a larger body up to ``memoryItemLimit`` only in free room (nothing is evicted for
+        /// it, see ``MemoryCache/setValueIfRoom(_:forKey:cost:timeToLive:)``); otherwise the key's
+        /// earlier response leaves memory, so that memory never answers with an older one.
+        func keepInMemory(_ response: CachedResponse, key: String) {
+            if response.bodyLength <= memoryBodyLimit {
+                memory.setValue(response, forKey: key)
+            } else if response.bodyLength > memoryItemLimit || !memory.setValueIfRoom(response, forKey: key) {
+                _ = memory.removeValue(forKey: key)
             }
         }
 
@@ -379,8 +391,10 @@
 
         /// Replaces a stored response's headers after a `304` (RFC 9111 §4.3.4), keeping its body.
         func update(_ response: CachedResponse, key: String) async {
-            if response.body != nil, response.bodyLength <= memoryBodyLimit {
-                memory.setValue(response, forKey: key)
+            if response.body != nil {
+                keepInMemory(response, key: key)
+            } else {
+                _ = memory.removeValue(forKey: key)  // a body kept before would come with the old head
             }
             let metadata = response.metadata
             do {
