@@ -3,9 +3,9 @@
     python3 serve_pass.py PORT CONNECTIONS PATHS_FILE
 
 Each of CONNECTIONS connections takes the next path from the list (PATHS_FILE: one path a line)
-until none is left, reads each response whole (Content-Length or chunked), and fails on any status
-but 200. Prints the pass's wall-clock seconds. Used by run-serve.sh (the warm pass: every object a
-miss) and serve-miss-cpu.sh.
+until none is left, reads each response whole (Content-Length or chunked), opens a new connection
+after a response with `Connection: close`, and fails on any status but 200. Prints the pass's
+wall-clock seconds. Used by run-serve.sh (the warm pass: every object a miss) and serve-miss-cpu.sh.
 """
 import asyncio
 import sys
@@ -21,15 +21,21 @@ async def worker(port, queue):
         lines = head.decode("latin-1").split("\r\n")
         if lines[0].split()[1] != "200":
             raise SystemExit(f"{path}: {lines[0]}")
-        length = next((int(l.split(":", 1)[1]) for l in lines if l.lower().startswith("content-length:")), None)
+        fields = [l.split(":", 1) for l in lines[1:] if ":" in l]
+        length = next((int(v) for n, v in fields if n.strip().lower() == "content-length"), None)
         if length is not None:
             await reader.readexactly(length)
-            continue
-        while True:  # chunked
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
-                break
+        else:
+            while True:  # chunked
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                await reader.readexactly(size + 2)
+                if size == 0:
+                    break
+        # A server that ends the connection after this response (nginx does after
+        # keepalive_requests, 1000 by default) says so: the next path goes on a new one.
+        if any(n.strip().lower() == "connection" and "close" in v.lower() for n, v in fields):
+            writer.close()
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.close()
 
 
