@@ -61,8 +61,9 @@
             var generator = SystemRandomNumberGenerator()
             // A random block of a prime length, repeated: every offset of a piece differs.
             let block = Data((0..<65_521).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            var body = Data(capacity: 16 << 20)
-            while body.count < 16 << 20 { body.append(block.prefix((16 << 20) - body.count)) }
+            var built = Data(capacity: 16 << 20)
+            while built.count < 16 << 20 { built.append(block.prefix((16 << 20) - built.count)) }
+            let body = built
             let origin = try RawOrigin.start(keepAlive: true) { _, connection in
                 try connection.send(
                     "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(body.count)\r\n\r\n")
