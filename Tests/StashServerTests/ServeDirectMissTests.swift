@@ -1,5 +1,6 @@
 #if Serve
     import Foundation
+    import StashServer
     import Testing
 
     #if canImport(Glibc)
@@ -12,7 +13,8 @@
     /// the request leads), with a disk tier: concurrent misses of one URL still make one origin
     /// request, a body larger than the client takes at once is relayed whole under back-pressure and
     /// stored, a response the cache may not store is relayed and asked for again, and an origin that
-    /// closes in the middle of a body closes the client's connection and stores nothing.
+    /// closes in the middle of a body closes the client's connection and stores nothing, and one
+    /// that does not answer in time is a `504` that ends the fill.
     @Suite(.serialized)
     struct ServeDirectMissTests {
         /// Runs `body` with `stash serve` in front of `origin`, with a disk tier in a new directory.
@@ -52,6 +54,38 @@
                 #expect(bodies == Array(repeating: "shared", count: 6))
                 #expect(origin.requests.count == 1)
             }
+        }
+
+        /// RFC 9110 §15.6.5: an origin that sends no response head within the origin timeout is a
+        /// `504 (Gateway Timeout)`; the fill ends with it, so the next request for the URL goes to the
+        /// origin again (and is answered) instead of waiting for the failed one.
+        @Test func anOriginThatDoesNotAnswerInTimeIsAGatewayTimeoutAndEndsTheFill() async throws {
+            let calls = Locked(0)
+            let origin = try RawOrigin.start(keepAlive: true) { _, connection in
+                let call = calls.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if call == 1 { usleep(1_500_000) }
+                try connection.send("HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: 4\r\n\r\nlate")
+            }
+            defer { origin.stop() }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = ProxyServer.Configuration(origin: URL(string: origin.url)!)
+            configuration.port = 0
+            configuration.directory = directory
+            configuration.originTimeout = .milliseconds(500)
+            let server = try ProxyServer(configuration: configuration)
+            try await server.start()
+            let port = try #require(server.port)
+            let first = try await RawHTTP.request(port: port, "/slow")
+            #expect(first.status == 504)
+            let second = try await RawHTTP.request(port: port, "/slow")
+            #expect(second.status == 200)
+            #expect(second.text == "late")
+            #expect(origin.requests.count == 2)
+            await server.shutdown()
         }
 
         /// RFC 9112 §6.2: a 16 MiB body sent to a client that does not read for a while (the
