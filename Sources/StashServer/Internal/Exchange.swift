@@ -26,14 +26,23 @@
                     try await forward(stored: nil, base: nil)
                 }
             } catch {
-                context.logger.debug("\(head.method) \(head.uri) failed: \(error)")
-                let timedOut = OriginRequest.isTimeout(error)
-                await writer.fail(
-                    status: timedOut ? 504 : 502,
-                    message: timedOut
-                        ? "stash serve: the origin did not answer in time"
-                        : "stash serve: the origin \(context.origin.absoluteString) could not be reached")
+                await failed(error)
             }
+        }
+
+        /// Ends an exchange that failed with `error`: a `504` when the origin did not answer in
+        /// time, else a `502` (or a closed connection, once the response has started).
+        mutating func failed(_ error: any Error) async {
+            context.logger.debug("\(head.method) \(head.uri) failed: \(error)")
+            let (status, message) = Self.failure(error, context: context)
+            await writer.fail(status: status, message: message)
+        }
+
+        /// The status and message of a failed exchange's answer.
+        static func failure(_ error: any Error, context: ProxyContext) -> (status: Int, message: String) {
+            OriginRequest.isTimeout(error)
+                ? (504, "stash serve: the origin did not answer in time")
+                : (502, "stash serve: the origin \(context.origin.absoluteString) could not be reached")
         }
 
         private var onlyIfCached: Bool {
@@ -251,15 +260,26 @@
             _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
             requestTime: Date, responseTime: Date
         ) async {
+            await Self.store(
+                spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
+                requestHeaders: head.headers, requestTime: requestTime, responseTime: responseTime, context: context)
+        }
+
+        /// Stores a complete response whose body `spool` collected, under the key its `Vary` and
+        /// `requestHeaders` select.
+        static func store(
+            _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
+            requestHeaders: HTTPHeaders, requestTime: Date, responseTime: Date, context: ProxyContext
+        ) async {
             spool.close()
             var headers = storable
             headers.remove(name: "content-length")
             headers.add(name: "Content-Length", value: String(spool.length))
             let names = ResponseStore.varyNames(responseHeaders)
             var vary: [String: String] = [:]
-            for name in names { vary[name] = ResponseStore.fieldValue(name, in: head.headers) }
+            for name in names { vary[name] = ResponseStore.fieldValue(name, in: requestHeaders) }
             let key = await context.store.storageKey(
-                base: base, requestHeaders: head.headers, responseHeaders: responseHeaders)
+                base: base, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
             let cached = CachedResponse(
                 status: status, headers: headers, varyValues: vary, requestTime: requestTime,
                 responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)

@@ -17,15 +17,20 @@
 
         /// Makes the caller the leader for `key`, or waits for the current leader to finish.
         func begin(_ key: String) async -> Role {
-            let isLeader = waiters.withLock { waiters -> Bool in
+            if lead(key) { return .leader }
+            // A leader that finished in between leaves no entry: the wait returns at once.
+            await wait(key)
+            return .follower
+        }
+
+        /// Makes the caller the leader for `key` if no fill of it is under way, without waiting:
+        /// `false` leaves nothing to finish (``begin(_:)`` then waits for the current leader).
+        func lead(_ key: String) -> Bool {
+            waiters.withLock { waiters -> Bool in
                 guard waiters[key] == nil else { return false }
                 waiters[key] = []
                 return true
             }
-            if isLeader { return .leader }
-            // A leader that finished in between leaves no entry: the wait returns at once.
-            await wait(key)
-            return .follower
         }
 
         private func wait(_ key: String) async {

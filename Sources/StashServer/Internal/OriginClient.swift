@@ -67,6 +67,12 @@
             }
         }
 
+        /// The proxy's own connections to a plain-`http` origin; `nil` for an `https` one.
+        var pool: OriginConnectionPool? {
+            if case .pool(let pool) = backend { return pool }
+            return nil
+        }
+
         /// Sends `request` and returns the origin's final response once its head is in; the body
         /// follows through ``OriginResponse/body``.
         ///
@@ -138,7 +144,7 @@
         /// The request head as the origin gets it, framed as RFC 9112 §6 asks: `Host` first, and
         /// `Content-Length` or chunked coding for a body (`Content-Length: 0` for a method that
         /// defines content and has none).
-        private func requestHead(_ request: OriginRequest.Message) -> HTTPRequestHead {
+        func requestHead(_ request: OriginRequest.Message) -> HTTPRequestHead {
             var headers = HTTPHeaders()
             headers.reserveCapacity(request.headers.count + 2)
             headers.add(name: "Host", value: hostField)

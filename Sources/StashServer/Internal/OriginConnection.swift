@@ -17,6 +17,19 @@
         OriginConnectionHandler.Demand
     >
 
+    /// Takes the parts of one answer from the connection's handler by callback.
+    ///
+    /// The parts come on the connection's event loop, instead of through ``OriginParts`` (see
+    /// ``DirectMiss``): no task and no trip through an async sequence per part. It asks for
+    /// back-pressure itself, with
+    /// ``OriginConnectionHandler/pause(exchange:)`` and ``OriginConnectionHandler/resumeReading(exchange:)``.
+    protocol OriginPartSink: AnyObject {
+        /// The next part of the answer.
+        func received(_ part: OriginPart)
+        /// The answer ended: complete (`nil`), or with the error that ended it (the connection is closed).
+        func ended(_ error: (any Error)?)
+    }
+
     /// How a request to the origin failed, as the proxy tells its outcomes apart.
     enum OriginClientError: Error, Equatable {
         /// No final response head before the exchange's deadline: the origin is slow (`504`).
@@ -67,7 +80,8 @@
         var onReusable: ((TimeAmount?) -> Void)?
         private var context: ChannelHandlerContext?
         private var exchange = 0
-        private var source: OriginParts.Source?
+        /// Who takes the parts of the exchange under way; `nil` while the connection is idle.
+        private var consumer: Consumer?
         private var requestEnded = true
         private var keepAlive = true
         /// The `timeout` of the final response's `Keep-Alive` field, in seconds.
@@ -88,21 +102,64 @@
             onReusable = nil
         }
 
+        private enum Consumer {
+            case sequence(OriginParts.Source)
+            case callback(any OriginPartSink)
+        }
+
+        /// Whether an exchange is under way.
+        private var isUnderWay: Bool { consumer != nil }
+
         /// Whether no exchange is under way.
-        var isIdle: Bool { source == nil }
+        var isIdle: Bool { consumer == nil }
 
         /// Sends `head` and starts reading its answer; with `endsRequest`, the request has no body
         /// and ends at once (otherwise the caller writes the body and its end through the channel).
         func start(head: HTTPRequestHead, endsRequest: Bool, deadline: NIODeadline) throws -> OriginParts {
-            guard let context, context.channel.isActive, source == nil else {
+            guard let context, context.channel.isActive, consumer == nil else {
                 throw OriginClientError.connectionClosed
             }
             exchange += 1
+            let sequence = makeParts(context: context)
+            send(head: head, endsRequest: endsRequest, deadline: deadline, context: context)
+            return sequence
+        }
+
+        /// Sends `head` like ``start(head:endsRequest:deadline:)`` (without a body), for an answer
+        /// whose parts go to `sink`.
+        ///
+        /// - Returns: The exchange's number, for ``pause(exchange:)`` and ``resumeReading(exchange:)``.
+        func start(head: HTTPRequestHead, deadline: NIODeadline, sink: any OriginPartSink) throws -> Int {
+            guard let context, context.channel.isActive, consumer == nil else {
+                throw OriginClientError.connectionClosed
+            }
+            exchange += 1
+            consumer = .callback(sink)
+            send(head: head, endsRequest: true, deadline: deadline, context: context)
+            return exchange
+        }
+
+        /// Hands the rest of the answer under way, which went to a sink so far, to an ``OriginParts``
+        /// sequence (a consumer that is an ``Exchange`` task); reading resumes if it was paused.
+        func handOver(exchange: Int) -> OriginParts? {
+            guard exchange == self.exchange, case .callback = consumer, let context else { return nil }
+            let sequence = makeParts(context: context)
+            resumeReading(exchange: exchange)
+            return sequence
+        }
+
+        private func makeParts(context: ChannelHandlerContext) -> OriginParts {
             let made = OriginParts.makeSequence(
                 elementType: OriginPart.self, failureType: (any Error).self,
                 backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8), finishOnDeinit: true,
                 delegate: Demand(handler: NIOLoopBound(self, eventLoop: context.eventLoop), exchange: exchange))
-            source = made.source
+            consumer = .sequence(made.source)
+            return made.sequence
+        }
+
+        private func send(
+            head: HTTPRequestHead, endsRequest: Bool, deadline: NIODeadline, context: ChannelHandlerContext
+        ) {
             requestEnded = false
             keepAlive = true
             wantsMore = true
@@ -118,7 +175,6 @@
             } else {
                 context.flush()
             }
-            return made.sequence
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -131,7 +187,7 @@
 
         func read(context: ChannelHandlerContext) {
             // An idle connection keeps reading, so that the origin closing it is seen at once.
-            if wantsMore || source == nil {
+            if wantsMore || consumer == nil {
                 context.read()
             } else {
                 heldRead = true
@@ -152,8 +208,8 @@
             case .body(let bytes):
                 yield(.body(bytes))
             case .end:
-                guard let source else { return }
-                self.source = nil
+                guard let consumer else { return }
+                self.consumer = nil
                 stopTimers()
                 wantsMore = true
                 if heldRead {
@@ -167,7 +223,10 @@
                 } else {
                     context.close(promise: nil)
                 }
-                source.finish()
+                switch consumer {
+                case .sequence(let source): source.finish()
+                case .callback(let sink): sink.ended(nil)
+                }
             }
         }
 
@@ -194,21 +253,40 @@
         }
 
         private func yield(_ part: OriginPart) {
-            guard let source else { return }
-            if source.yield(part) == .stopProducing {
-                wantsMore = false
-                readTimer?.cancel()
-                readTimer = nil
+            switch consumer {
+            case .sequence(let source):
+                if source.yield(part) == .stopProducing { stopReading() }
+            case .callback(let sink):
+                sink.received(part)
+            case nil:
+                return
             }
+        }
+
+        private func stopReading() {
+            wantsMore = false
+            readTimer?.cancel()
+            readTimer = nil
+        }
+
+        /// The sink of `exchange` cannot take more for now: reads stop until
+        /// ``resumeReading(exchange:)`` (and the read timeout does not run meanwhile).
+        func pause(exchange: Int) {
+            guard exchange == self.exchange, isUnderWay, wantsMore else { return }
+            stopReading()
         }
 
         /// Ends the exchange under way with `error` and closes the connection.
         private func fail(_ error: any Error) {
-            let source = self.source
-            self.source = nil
+            let consumer = self.consumer
+            self.consumer = nil
             stopTimers()
             context?.close(promise: nil)
-            source?.finish(error)
+            switch consumer {
+            case .sequence(let source): source.finish(error)
+            case .callback(let sink): sink.ended(error)
+            case nil: break
+            }
         }
 
         private func stopTimers() {
@@ -219,7 +297,7 @@
         }
 
         func resumeReading(exchange: Int) {
-            guard exchange == self.exchange, source != nil, !wantsMore else { return }
+            guard exchange == self.exchange, isUnderWay, !wantsMore else { return }
             wantsMore = true
             lastRead = .now()
             watchReads()
@@ -230,9 +308,10 @@
         }
 
         /// The consumer of `exchange` stopped reading: a response not read to its end leaves the
-        /// connection in the middle of a message, so it is closed.
+        /// connection in the middle of a message, so it is closed (a sink is not told).
         func consumerLeft(exchange: Int) {
-            guard exchange == self.exchange, source != nil else { return }
+            guard exchange == self.exchange, isUnderWay else { return }
+            if case .callback = consumer { consumer = nil }
             fail(CancellationError())
         }
 
@@ -240,7 +319,7 @@
         /// fires when no byte came for ``readTimeout`` (checked against the last read, so that a
         /// busy body does not reschedule a timer per chunk).
         private func watchReads() {
-            guard requestEnded, wantsMore, source != nil, readTimer == nil, let context else { return }
+            guard requestEnded, wantsMore, isUnderWay, readTimer == nil, let context else { return }
             lastRead = .now()
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             readTimer = context.eventLoop.scheduleTask(in: readTimeout) { bound.value.checkReads() }
@@ -248,7 +327,7 @@
 
         private func checkReads() {
             readTimer = nil
-            guard source != nil, wantsMore, let context else { return }
+            guard isUnderWay, wantsMore, let context else { return }
             let quiet = NIODeadline.now() - lastRead
             if quiet >= readTimeout {
                 fail(OriginClientError.readTimeout)

@@ -26,8 +26,8 @@
 
         private struct Waiter {
             let id: Int
-            /// Resumed with a connection to reuse, or `nil`: a slot to open one in.
-            let continuation: CheckedContinuation<OriginConnection?, any Error>
+            /// Called with a connection to reuse, or `nil`: a slot to open one in.
+            let resume: @Sendable (Result<OriginConnection?, any Error>) -> Void
         }
 
         private struct State {
@@ -60,55 +60,89 @@
         ///   and frees its place).
         /// - Returns: The connection, and whether it served a request before.
         func lease(deadline: NIODeadline, fresh: Bool = false) async throws -> (OriginConnection, reused: Bool) {
-            let waiterID = state.withLock { state -> Int in
+            try await withCheckedThrowingContinuation { continuation in
+                lease(deadline: deadline, fresh: fresh, preferring: nil) { continuation.resume(with: $0) }
+            }
+        }
+
+        /// ``lease(deadline:fresh:)`` with a callback: `completion` runs once, on any thread, with
+        /// the connection and whether it served a request before.
+        ///
+        /// - Parameter loop: The event loop the caller runs on: an idle connection of that loop is
+        ///   taken first, and a new one is opened on it, so that the answer's parts reach the caller
+        ///   without a trip between threads.
+        func lease(
+            deadline: NIODeadline, fresh: Bool = false, preferring loop: (any EventLoop)?,
+            completion: @escaping @Sendable (Result<(OriginConnection, reused: Bool), any Error>) -> Void
+        ) {
+            enum Step {
+                case reuse(OriginConnection)
+                case open
+                case wait(Int)
+                case shutDown
+            }
+            let step = state.withLock { state -> Step in
+                if state.isShutDown { return .shutDown }
+                if fresh {
+                    state.open += 1
+                    return .open
+                }
+                if let loop,
+                    let index = state.idle.lastIndex(where: {
+                        $0.connection.channel.eventLoop === loop && $0.connection.channel.isActive
+                    })
+                {
+                    let idle = state.idle.remove(at: index)
+                    idle.timer.cancel()
+                    return .reuse(idle.connection)
+                }
+                while let idle = state.idle.popLast() {
+                    idle.timer.cancel()
+                    if idle.connection.channel.isActive { return .reuse(idle.connection) }
+                }
+                if state.open < maximumConnections {
+                    state.open += 1
+                    return .open
+                }
                 state.nextWaiter += 1
-                return state.nextWaiter
-            }
-            let reused = try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<OriginConnection?, any Error>) in
-                enum Step {
-                    case reuse(OriginConnection)
-                    case open
-                    case wait
-                    case shutDown
-                }
-                let step = state.withLock { state -> Step in
-                    if state.isShutDown { return .shutDown }
-                    if fresh {
-                        state.open += 1
-                        return .open
-                    }
-                    while let idle = state.idle.popLast() {
-                        idle.timer.cancel()
-                        if idle.connection.channel.isActive { return .reuse(idle.connection) }
-                    }
-                    if state.open < maximumConnections {
-                        state.open += 1
-                        return .open
-                    }
-                    state.waiters.append(Waiter(id: waiterID, continuation: continuation))
-                    return .wait
-                }
-                switch step {
-                case .reuse(let connection): continuation.resume(returning: connection)
-                case .open: continuation.resume(returning: nil)
-                case .shutDown: continuation.resume(throwing: OriginClientError.shutDown)
-                case .wait:
-                    group.next().scheduleTask(deadline: deadline) { [self] in
-                        let waiter = state.withLock { state -> Waiter? in
-                            guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
-                            return state.waiters.remove(at: index)
+                let id = state.nextWaiter
+                state.waiters.append(
+                    Waiter(id: id) { [self] result in
+                        switch result {
+                        case .success(let connection?): completion(.success((connection, true)))
+                        case .success(nil): open(on: loop, completion: completion)
+                        case .failure(let error): completion(.failure(error))
                         }
-                        waiter?.continuation.resume(throwing: OriginClientError.deadlineExceeded)
+                    })
+                return .wait(id)
+            }
+            switch step {
+            case .reuse(let connection): completion(.success((connection, true)))
+            case .open: open(on: loop, completion: completion)
+            case .shutDown: completion(.failure(OriginClientError.shutDown))
+            case .wait(let waiterID):
+                (loop ?? group.next()).scheduleTask(deadline: deadline) { [self] in
+                    let waiter = state.withLock { state -> Waiter? in
+                        guard let index = state.waiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+                        return state.waiters.remove(at: index)
                     }
+                    waiter?.resume(.failure(OriginClientError.deadlineExceeded))
                 }
             }
-            if let reused { return (reused, true) }
-            do {
-                return (try await connect(), false)
-            } catch {
-                freeSlot()
-                throw error
+        }
+
+        /// Opens a connection in a slot already counted in ``State/open``; frees the slot if it fails.
+        private func open(
+            on loop: (any EventLoop)?,
+            completion: @escaping @Sendable (Result<(OriginConnection, reused: Bool), any Error>) -> Void
+        ) {
+            connect(on: loop).whenComplete { [self] result in
+                switch result {
+                case .success(let connection): completion(.success((connection, false)))
+                case .failure(let error):
+                    freeSlot()
+                    completion(.failure(error))
+                }
             }
         }
 
@@ -121,9 +155,9 @@
         /// sequence, a write to the client and an append to the spool.
         static let receiveBuffers = FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024)
 
-        private func connect() async throws -> OriginConnection {
+        private func connect(on loop: (any EventLoop)?) -> EventLoopFuture<OriginConnection> {
             let readTimeout = readTimeout
-            let channel = try await ClientBootstrap(group: group)
+            return ClientBootstrap(group: loop ?? group.next())
                 .connectTimeout(connectTimeout)
                 .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .channelOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
@@ -139,8 +173,14 @@
                         ])
                     }
                 }
-                .connect(host: host, port: port).get()
-            let connection = try await channel.eventLoop.submit { [self] in
+                .connect(host: host, port: port)
+                .flatMapThrowing { [self] channel in try self.admit(channel) }
+        }
+
+        /// Makes a connection of a channel just opened (on its event loop) and counts it, unless
+        /// the pool shut down meanwhile.
+        private func admit(_ channel: any Channel) throws -> OriginConnection {
+            let connection = try {
                 let handler = try channel.pipeline.syncOperations.handler(type: OriginConnectionHandler.self)
                 let connection = OriginConnection(
                     channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -152,7 +192,7 @@
                     self?.release(connection, idle: idle)
                 }
                 return connection
-            }.get()
+            }()
             let admitted = state.withLock { state -> Bool in
                 guard !state.isShutDown else { return false }
                 state.all[ObjectIdentifier(connection)] = connection
@@ -182,7 +222,7 @@
             }
             if let waiter {
                 timer.cancel()
-                waiter.continuation.resume(returning: connection)
+                waiter.resume(.success(connection))
             }
         }
 
@@ -217,7 +257,7 @@
                 }
                 return state.waiters.removeFirst()
             }
-            waiter?.continuation.resume(returning: nil)
+            waiter?.resume(.success(nil))
         }
 
         /// Fails the waiting requests and closes every connection.
@@ -230,7 +270,7 @@
                 }
                 return (Array(state.all.values), state.waiters)
             }
-            for waiter in waiters { waiter.continuation.resume(throwing: OriginClientError.shutDown) }
+            for waiter in waiters { waiter.resume(.failure(OriginClientError.shutDown)) }
             for connection in connections {
                 try? await connection.channel.close()
             }

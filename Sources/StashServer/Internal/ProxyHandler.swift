@@ -217,18 +217,18 @@
             _ head: HTTPRequestHead, keepAlive: Bool, record: ExchangeRecord, body: RequestBody?,
             prefetched: ResponseStore.Found??, context: ChannelHandlerContext
         ) {
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let eventLoop = context.eventLoop
+            if body == nil, prefetched == nil, self.context.store.disk == nil, self.context.store.shared == nil,
+                head.method == .GET, !head.headers.contains(name: "range"),
+                self.context.store.memoryHit(
+                    base: self.context.store.baseKey(target: head.uri), requestHeaders: head.headers) == nil,
+                startDirectMiss(head, keepAlive: keepAlive, record: record, context: context)
+            {
+                return  // memory only, and the memory tier has nothing for it
+            }
             let proxy = self.context
             let writer = ResponseWriter(
-                channel: context.channel,
-                completion: { record in
-                    proxy.finished(record)
-                    eventLoop.execute {
-                        let (handler, context) = loopBound.value
-                        handler.responseEnded(context: context)
-                    }
-                }, keepAlive: keepAlive, isHead: head.method == .HEAD, record: record)
+                channel: context.channel, completion: responseCompletion(context: context), keepAlive: keepAlive,
+                isHead: head.method == .HEAD, record: record)
             Task {
                 var exchange = Exchange(
                     head: head, body: body, context: proxy, writer: writer, prefetched: prefetched)
@@ -259,12 +259,46 @@
                     responseEnded(context: context)
                     return
                 }
+                if found == nil, startDirectMiss(head, keepAlive: keepAlive, record: record, context: context) {
+                    return
+                }
                 prefetched = .some(found)
             case .failure:
                 prefetched = nil
             }
             startExchange(
                 head, keepAlive: keepAlive, record: record, body: nil, prefetched: prefetched, context: context)
+        }
+
+        /// Starts a ``DirectMiss`` for a `GET` without `Range` or content that no tier has, when it
+        /// applies and this request leads the URL's fill; `false` leaves the request to an exchange.
+        private func startDirectMiss(
+            _ head: HTTPRequestHead, keepAlive: Bool, record: ExchangeRecord, context: ChannelHandlerContext
+        ) -> Bool {
+            guard context.channel.isActive else { return false }
+            let base = self.context.store.baseKey(target: head.uri)
+            guard DirectMiss.applies(to: head, base: base, context: self.context), self.context.fills.lead(base)
+            else { return false }
+            DirectMiss(
+                head: head, base: base, context: self.context, channel: context.channel, keepAlive: keepAlive,
+                record: record, completion: responseCompletion(context: context)
+            ).start()
+            return true
+        }
+
+        /// What a response that ends off this handler's call stack calls with its record: the record
+        /// goes to the metrics and the access log, and the connection moves on (on its loop).
+        private func responseCompletion(context: ChannelHandlerContext) -> @Sendable (ExchangeRecord) -> Void {
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            let proxy = self.context
+            return { record in
+                proxy.finished(record)
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    handler.responseEnded(context: context)
+                }
+            }
         }
 
         /// Writes a fresh memory-tier hit at once; `false` when the memory tier cannot answer.

@@ -1,0 +1,63 @@
+#if Serve
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import Stash
+
+    extension ResponseStore {
+        /// Whether a miss of `base` answered with `responseHeaders` can be stored with
+        /// ``storeMiss(_:key:bodyFile:on:)``: no shared tier, a disk tier (if any) on its pool, and
+        /// a response without `Vary` for a URL without a known `Vary` marker (its key is then the
+        /// base key, as ``storageKey(base:requestHeaders:responseHeaders:)`` would say without a
+        /// lookup).
+        func storesMissDirectly(base: String, responseHeaders: HTTPHeaders) -> Bool {
+            shared == nil && (disk == nil || diskPool != nil) && !responseHeaders.contains(name: "vary")
+                && !hasKnownMarker(base: base)
+        }
+
+        /// Keeps a response in the memory tier (if its body is short enough, see
+        /// ``memoryBodyLimit``) and in the disk tier, as ``store(_:key:)`` and
+        /// ``store(_:key:bodyFile:)`` do, without a task: the disk store runs on ``diskPool`` and
+        /// the future completes on `eventLoop` once it is done (a failure is logged, not returned:
+        /// the response is still served; only the disk copy is missing).
+        ///
+        /// - Parameter file: The file holding the body (moved into the disk tier), when it
+        ///   outgrew memory; else the body is `response`'s buffer.
+        func storeMiss(_ response: CachedResponse, key: String, bodyFile file: URL?, on eventLoop: any EventLoop)
+            -> EventLoopFuture<Void>
+        {
+            let logger = logger
+            if let file {
+                _ = memory.removeValue(forKey: key)
+                guard let disk, let diskPool else {
+                    try? FileManager.default.removeItem(at: file)
+                    return eventLoop.makeSucceededVoidFuture()
+                }
+                return diskPool.runIfActive(eventLoop: eventLoop) {
+                    try disk.store(fileAt: file, forKey: key, moving: true, metadata: response.metadata)
+                }.recover { error in
+                    logger.warning("could not store '\(key)' on disk: \(error)")
+                    try? FileManager.default.removeItem(at: file)  // left over only when the store failed
+                }
+            }
+            guard let body = response.body else { return eventLoop.makeSucceededVoidFuture() }
+            if response.bodyLength <= memoryBodyLimit {
+                // A body collected chunk by chunk may sit in a larger buffer than a copy takes (NIO
+                // rounds a new buffer to a power of two): memory then keeps a copy, so that it is
+                // charged what it holds. A spool sized by Content-Length needs none.
+                let kept =
+                    body.capacity > Self.copyCapacity(body.readableBytes)
+                    ? response.holding(Self.exactBuffer(body.readableBytesView)) : response
+                memory.setValue(kept, forKey: key)
+            } else {
+                _ = memory.removeValue(forKey: key)
+            }
+            guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
+            return diskPool.runIfActive(eventLoop: eventLoop) {
+                try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)
+            }.recover { error in
+                logger.warning("could not store '\(key)' on disk: \(error)")
+            }
+        }
+    }
+#endif
