@@ -15,8 +15,8 @@
                 && !hasKnownMarker(base: base)
         }
 
-        /// Keeps a response in the memory tier (if its body is short enough, see
-        /// ``memoryBodyLimit``) and in the disk tier, as ``store(_:key:)`` and
+        /// Keeps a response in the memory tier (as ``keepInMemory(_:key:)`` decides) and in the
+        /// disk tier, as ``store(_:key:)`` and
         /// ``store(_:key:bodyFile:)`` do, without a task: the disk store runs on ``diskPool`` and
         /// the future completes on `eventLoop` once it is done (a failure is logged, not returned:
         /// the response is still served; only the disk copy is missing).
@@ -41,17 +41,7 @@
                 }
             }
             guard let body = response.body else { return eventLoop.makeSucceededVoidFuture() }
-            if response.bodyLength <= memoryBodyLimit {
-                // A body collected chunk by chunk may sit in a larger buffer than a copy takes (NIO
-                // rounds a new buffer to a power of two): memory then keeps a copy, so that it is
-                // charged what it holds. A spool sized by Content-Length needs none.
-                let kept =
-                    body.capacity > Self.copyCapacity(body.readableBytes)
-                    ? response.holding(Self.exactBuffer(body.readableBytesView)) : response
-                memory.setValue(kept, forKey: key)
-            } else {
-                _ = memory.removeValue(forKey: key)
-            }
+            keepInMemory(response, key: key)
             guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
             return diskPool.runIfActive(eventLoop: eventLoop) {
                 try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)

@@ -342,14 +342,6 @@
         }
 
         private func fill(_ response: CachedResponse, key: String, fromShared: Bool) async {
-            // A body collected chunk by chunk may sit in a buffer larger than a copy would take
-            // (NIO rounds a new buffer to a power of two): memory then keeps a copy, so that it is
-            // charged what it holds. A spool sized by Content-Length needs none.
-            let response =
-                response.body.map {
-                    $0.capacity > Self.copyCapacity($0.readableBytes)
-                        ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
-                } ?? response
             keepInMemory(response, key: key)
             guard let disk, let body = response.body else { return }
             let metadata = response.metadata
@@ -365,10 +357,26 @@
         /// and a larger body up to ``memoryItemLimit`` only in free room (nothing is evicted for
         /// it, see ``MemoryCache/setValueIfRoom(_:forKey:cost:timeToLive:)``); otherwise the key's
         /// earlier response leaves memory, so that memory never answers with an older one.
+        ///
+        /// A body collected chunk by chunk may sit in a buffer larger than a copy would take (NIO
+        /// rounds a new buffer to a power of two): memory then keeps a copy, so that it is charged
+        /// what it holds. A spool sized by Content-Length needs none.
         func keepInMemory(_ response: CachedResponse, key: String) {
-            if response.bodyLength <= memoryBodyLimit {
-                memory.setValue(response, forKey: key)
-            } else if response.bodyLength > memoryItemLimit || !memory.setValueIfRoom(response, forKey: key) {
+            let length = response.bodyLength
+            guard length <= memoryItemLimit,
+                length <= memoryBodyLimit || memory.hasRoom(forKey: key, cost: response.memoryCost)
+            else {
+                _ = memory.removeValue(forKey: key)
+                return
+            }
+            let kept =
+                response.body.map {
+                    $0.capacity > Self.copyCapacity($0.readableBytes)
+                        ? response.holding(Self.exactBuffer($0.readableBytesView)) : response
+                } ?? response
+            if length <= memoryBodyLimit {
+                memory.setValue(kept, forKey: key)
+            } else if !memory.setValueIfRoom(kept, forKey: key) {
                 _ = memory.removeValue(forKey: key)
             }
         }
