@@ -116,9 +116,7 @@
             }
             guard isNew else { return }
             for reader in wakes.indices {
-                let thread = Thread { [self] in run(reader: reader) }
-                thread.name = "stash-disk-read-\(reader)"
-                thread.start()
+                Thread { [self] in run(reader: reader) }.start()
             }
         }
 
@@ -178,6 +176,8 @@
 
         /// A reader thread's loop: take reads, hand answers back, sleep; until stopped.
         private func run(reader: Int) {
+            // Named from the thread itself: on Linux a name set before the start is not applied.
+            Thread.current.name = "stash-disk-rd-\(reader)"
             var isRunning = false
             while true {
                 let now = DispatchTime.now().uptimeNanoseconds
