@@ -24,7 +24,8 @@
         /// The configuration the server was created with.
         public let configuration: Configuration
         private let group: MultiThreadedEventLoopGroup
-        /// Runs the disk tier's reads and stores, so that no event loop waits for the disk.
+        /// Runs the disk tier's stores and the reads of exchanges, so that no event loop waits for
+        /// the disk (the direct disk hits run on the ``DiskReader`` that ``start()`` makes).
         private let diskPool: NIOThreadPool
         private let state = LockedValue(RunState())
         private let stopped = LockedValue<[CheckedContinuation<Void, Never>]?>([])

@@ -63,8 +63,9 @@
         /// Bodies up to this length are written to the shared tier.
         let sharedItemLimit: Int
         let logger: Logger
-        /// The bounded pool that runs the disk tier's reads and stores, so that neither an event
-        /// loop nor a Swift concurrency thread waits for SQLite or the disk; `nil`: on the caller.
+        /// The bounded pool that runs the disk tier's stores and the reads of exchanges (the
+        /// direct disk hits run on ``diskReader``), so that neither an event loop nor a Swift
+        /// concurrency thread waits for SQLite or the disk; `nil`: on the caller.
         let diskPool: NIOThreadPool?
         /// The threads that run the direct disk-hit reads (``diskRead(base:requestHeaders:on:completion:)``)
         /// and hand their answers back to the event loops in batches; `nil`: on ``diskPool``.
