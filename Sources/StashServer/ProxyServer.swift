@@ -24,7 +24,8 @@
         /// The configuration the server was created with.
         public let configuration: Configuration
         private let group: MultiThreadedEventLoopGroup
-        /// Runs the disk tier's reads and stores, so that no event loop waits for the disk.
+        /// Runs the disk tier's stores and the reads of exchanges, so that no event loop waits for
+        /// the disk (the direct disk hits run on the ``DiskReader`` that ``start()`` makes).
         private let diskPool: NIOThreadPool
         private let state = LockedValue(RunState())
         private let stopped = LockedValue<[CheckedContinuation<Void, Never>]?>([])
@@ -39,6 +40,7 @@
             var isStopping = false
             var logFlusher: RepeatedTask?
             var trimmer: RepeatedTask?
+            var diskReader: ResponseStore.DiskHitReader?
         }
 
         /// Creates a server; ``start()`` opens the cache and starts listening.
@@ -104,10 +106,14 @@
                 origin: configuration.origin, group: group, connectTimeout: .seconds(10), readTimeout: .seconds(60),
                 idleTimeout: .seconds(60), maximumConnections: 256)
             diskPool.start()
+            let diskReader = ResponseStore.makeDiskReader(
+                threads: Self.diskThreads(workers: configuration.workers), loops: Array(group.makeIterator()))
+            state.withLock { $0.diskReader = diskReader }
             let store = ResponseStore(
                 origin: configuration.origin, memoryLimit: configuration.memoryLimit.bytes, disk: disk,
                 shared: configuration.sharedTier, sharedItemLimit: configuration.sharedItemLimit.bytes,
-                logger: logger, diskPool: diskPool, beforeDiskRead: configuration.beforeDiskRead)
+                logger: logger, diskPool: diskPool, diskReader: diskReader,
+                beforeDiskRead: configuration.beforeDiskRead)
             let accessLog = try configuration.accessLogPath.map { try AccessLog(path: $0) }
             let context = ProxyContext(
                 origin: configuration.origin, store: store, client: client, metrics: ProxyMetrics(),
@@ -134,6 +140,7 @@
                     throw Self.bindError(error, host: configuration.host, port: metricsPort, what: "metrics endpoint")
                 }
             }
+            diskReader.start()
             // Memory the memory tier released goes back to the system (see MemoryFootprint).
             let diskPool = diskPool
             let trimLoop = group.next()
@@ -279,6 +286,7 @@
                 context.accessLog?.flush()
                 try? FileManager.default.removeItem(at: context.spoolDirectory)
             }
+            await state.withLock({ $0.diskReader })?.shutdown()
             try? await diskPool.shutdownGracefully()
             disk?.close()
             try? await group.shutdownGracefully()

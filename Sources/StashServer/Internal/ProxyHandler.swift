@@ -191,19 +191,18 @@
             let hasBody =
                 head.headers.contains(name: "content-length") && head.headers.first(name: "content-length") != "0"
                 || head.headers.contains(name: "transfer-encoding")
-            if isCacheable, !hasBody,
-                let read = self.context.store.diskRead(
-                    base: base, requestHeaders: head.headers, on: context.eventLoop)
-            {
+            if isCacheable, !hasBody {
                 // The direct disk-hit path: one read on a disk thread, then, on this loop, a plain
                 // fresh hit is written at once; anything else goes to an exchange with what was read.
                 state = .busy(body: nil, requestEnded: false, responseEnded: false)
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                read.whenComplete { result in
+                let isReading = self.context.store.diskRead(
+                    base: base, requestHeaders: head.headers, on: context.eventLoop
+                ) { [head, record] result in
                     let (handler, context) = loopBound.value
                     handler.diskReadEnded(result, head: head, keepAlive: keepAlive, record: record, context: context)
                 }
-                return
+                if isReading { return }
             }
             var body: RequestBody?
             var source: RequestBody.Sequence.Source?

@@ -67,9 +67,13 @@
         /// Bodies up to this length are written to the shared tier.
         let sharedItemLimit: Int
         let logger: Logger
-        /// The bounded pool that runs the disk tier's reads and stores, so that neither an event
-        /// loop nor a Swift concurrency thread waits for SQLite or the disk; `nil`: on the caller.
+        /// The bounded pool that runs the disk tier's stores and the reads of exchanges (the
+        /// direct disk hits run on ``diskReader``), so that neither an event loop nor a Swift
+        /// concurrency thread waits for SQLite or the disk; `nil`: on the caller.
         let diskPool: NIOThreadPool?
+        /// The threads that run the direct disk-hit reads (``diskRead(base:requestHeaders:on:completion:)``)
+        /// and hand their answers back to the event loops in batches; `nil`: on ``diskPool``.
+        let diskReader: DiskHitReader?
         /// Called before each disk-tier read (a test's injected delay).
         let beforeDiskRead: (@Sendable (String) -> Void)?
         private let origin: String
@@ -78,8 +82,10 @@
 
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
-            logger: Logger, diskPool: NIOThreadPool? = nil, beforeDiskRead: (@Sendable (String) -> Void)? = nil
+            logger: Logger, diskPool: NIOThreadPool? = nil, diskReader: DiskHitReader? = nil,
+            beforeDiskRead: (@Sendable (String) -> Void)? = nil
         ) {
+            self.diskReader = diskReader
             self.beforeDiskRead = beforeDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
@@ -169,15 +175,45 @@
             return found
         }
 
-        /// Starts ``diskRead(base:requestHeaders:)`` on ``diskPool``, for an answer on `eventLoop`;
-        /// `nil` when there is no disk pool or a shared tier sits behind the disk tier (the full
-        /// lookup then runs instead).
-        func diskRead(base: String, requestHeaders: HTTPHeaders, on eventLoop: any EventLoop)
-            -> EventLoopFuture<Found?>?
-        {
-            guard let diskPool, disk != nil, shared == nil else { return nil }
-            return diskPool.runIfActive(eventLoop: eventLoop) {
+        /// Starts ``diskRead(base:requestHeaders:)`` on ``diskReader`` (else on ``diskPool``) and
+        /// calls `completion` with its answer on `eventLoop`; `false`, having started nothing, when
+        /// there is neither or a shared tier sits behind the disk tier (the full lookup then runs
+        /// instead).
+        ///
+        /// With ``diskReader``, `completion` never runs before this returns.
+        func diskRead(
+            base: String, requestHeaders: HTTPHeaders, on eventLoop: any EventLoop,
+            completion: @escaping @Sendable (Result<Found?, any Error>) -> Void
+        ) -> Bool {
+            guard disk != nil, shared == nil else { return false }
+            if let diskReader,
+                diskReader.submit(
+                    DiskHitRead(store: self, base: base, requestHeaders: requestHeaders), on: eventLoop,
+                    completion: completion)
+            {
+                return true
+            }
+            guard let diskPool else { return false }
+            diskPool.runIfActive(eventLoop: eventLoop) {
                 self.diskRead(base: base, requestHeaders: requestHeaders)
+            }.whenComplete(completion)
+            return true
+        }
+
+        /// A direct disk-hit read for a ``DiskHitReader``.
+        struct DiskHitRead: Sendable {
+            let store: ResponseStore
+            let base: String
+            let requestHeaders: HTTPHeaders
+        }
+
+        /// The reader of direct disk hits.
+        typealias DiskHitReader = DiskReader<DiskHitRead, Found?>
+
+        /// A reader of direct disk hits with `threads` threads for `loops` (not started).
+        static func makeDiskReader(threads: Int, loops: [any EventLoop]) -> DiskHitReader {
+            DiskHitReader(threads: threads, loops: loops) { read in
+                read.store.diskRead(base: read.base, requestHeaders: read.requestHeaders)
             }
         }
 
