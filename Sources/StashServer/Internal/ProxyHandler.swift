@@ -5,8 +5,9 @@
 
     /// Serves one client connection: answers fresh memory-tier hits on the event loop, with the stored
     /// head's pre-encoded bytes and body buffer and no copy of the body; reads other `GET`s and
-    /// `HEAD`s from the disk tier on the disk pool and answers a fresh disk hit on the event loop
-    /// too (its value file with `sendfile`); and hands every other request to an ``Exchange`` task.
+    /// `HEAD`s from the disk tier on a ``DiskReader`` thread and answers a fresh disk hit on the
+    /// event loop too (its value file with `sendfile`); runs a plain miss that leads its URL's fill
+    /// as a ``DirectMiss`` (callbacks, no task); and hands every other request to an ``Exchange`` task.
     ///
     /// It answers pipelined requests in order, one at a time (RFC 9112 §9.3.2): parts of a request that
     /// arrive while the response to an earlier one is in progress wait in a queue, and the connection
