@@ -24,15 +24,7 @@
                 origin.stop()
                 try? FileManager.default.removeItem(at: directory)
             }
-            let proxy = try await ServeProcess.start(["--origin", origin.url, "--dir", directory.path])
-            do {
-                let result = try await body(proxy)
-                await proxy.stop()
-                return result
-            } catch {
-                await proxy.stop()
-                throw error
-            }
+            return try await ServeProcess.running(["--origin", origin.url, "--dir", directory.path], body)
         }
 
         /// Concurrent misses of one URL are coalesced (as nginx's `proxy_cache_lock`): the first

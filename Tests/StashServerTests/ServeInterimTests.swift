@@ -26,15 +26,7 @@
             origin: RawOrigin, _ body: (ServeProcess) async throws -> T
         ) async throws -> T {
             defer { origin.stop() }
-            let proxy = try await ServeProcess.start(["--origin", origin.url])
-            do {
-                let result = try await body(proxy)
-                await proxy.stop()
-                return result
-            } catch {
-                await proxy.stop()
-                throw error
-            }
+            return try await ServeProcess.running(["--origin", origin.url], body)
         }
 
         /// The final response in `raw`, past any interim (1xx) heads before it.

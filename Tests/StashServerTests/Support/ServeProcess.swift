@@ -134,6 +134,19 @@
             _ = await waitForExit()
             killer.cancel()
         }
+
+        /// Starts `stash serve` with `arguments`, runs `body` with it, and stops it whatever `body` does.
+        static func running<T>(_ arguments: [String], _ body: (ServeProcess) async throws -> T) async throws -> T {
+            let proxy = try await start(arguments)
+            do {
+                let result = try await body(proxy)
+                await proxy.stop()
+                return result
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+        }
     }
 
     /// Runs `body` with an origin and a `stash serve` in front of it, and stops both whatever happens.
