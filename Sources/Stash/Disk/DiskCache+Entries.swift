@@ -45,6 +45,7 @@ extension DiskCache {
     /// - Complexity: O(*N*).
     public func removeAll() throws {
         try flush()
+        writeBehindHooks.withLock { $0.removeAllWillDelete }?()
         let files = try wrapIndexErrors {
             try index.write { db in
                 var files: [String] = []

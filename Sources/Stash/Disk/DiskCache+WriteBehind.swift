@@ -231,9 +231,12 @@ extension DiskCache {
     func runStagedCommit() {
         let batch = staging.withLock { $0.takeBatch() }
         guard !batch.isEmpty else { return }
+        // Forgotten inside the committing transaction's lock (see `commitOnce`), or here when
+        // the batch was dropped.
         let failure = commit(batch)
+        writeBehindHooks.withLock { $0.batchDidCommit }?()
         staging.withLock { staging in
-            staging.finish(batch)
+            if failure != nil { staging.finish(batch) }
             if let failure { staging.failure = failure }
         }
         guard let failure else { return }
@@ -309,7 +312,11 @@ extension DiskCache {
     ) throws {
         var oldFiles: [String] = []
         var victims: [Victim] = []
-        try index.write { db in
+        // The batch leaves the staging area as it commits, before the writer's lock is released:
+        // a later transaction on another thread (`removeAll`, `trim`, a pin) may change the same
+        // rows, and a read that still found the staged change would return what that
+        // transaction replaced (and a `Cache` would keep it in memory).
+        try index.write(afterCommit: { self.staging.withLock { $0.finish(batch) } }) { db in
             // The reads recorded before the next batch's first change, applied in request
             // order between this batch's changes (as the policy would see them one by one).
             let accesses = takeAccesses { staging.withLock { $0.firstQueuedChange } }

@@ -52,6 +52,7 @@ public final class DiskCache: Sendable {
     /// Where recorded accesses are written to the index, off the callers' threads.
     let accessFlushQueue = DispatchQueue(label: "Stash.DiskCache.accessFlush", qos: .utility)
     let accessFlushHooks = LockedValue(AccessFlushHooks())
+    let writeBehindHooks = LockedValue(WriteBehindHooks())
     /// Stores and removals waiting for the background writer (``WriteMode/writeBehind``).
     let staging = LockedValue(StagingArea())
     /// Where the background writer commits staged changes, one batch at a time, in order.

@@ -183,7 +183,11 @@ final class DiskIndex: @unchecked Sendable {
     /// directory and database first if they were deleted behind the cache's back.
     ///
     /// `body` must not call back into the index. If it throws, the transaction rolls back.
-    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    /// `afterCommit` runs once the transaction has committed, before the next write
+    /// transaction of any thread can begin: the write-behind writer forgets a committed batch
+    /// there, so that a read never finds a staged change that a later transaction (a
+    /// `removeAll`, say) has already replaced in the index.
+    func write<T>(afterCommit: (() -> Void)? = nil, _ body: (SQLiteConnection) throws -> T) throws -> T {
         try throwIfReadOnly()
         return try writer.withLock { state in
             if state.connection == nil || POSIXFile.inode(databasePath) != state.inode {
@@ -207,6 +211,7 @@ final class DiskIndex: @unchecked Sendable {
                 }
                 try db.executeCached("COMMIT")
                 db.dataVersionAfterCommit = db.dataVersion
+                afterCommit?()
                 return result
             } catch {
                 db.dataVersionAfterCommit = nil

@@ -132,3 +132,12 @@ struct StagingArea {
         }
     }
 }
+
+/// Test hooks that hold the write-behind writer or a `removeAll` at a chosen point, to force an
+/// interleaving; `nil` fields do nothing.
+struct WriteBehindHooks {
+    /// Called on the writer's queue after a batch's transaction committed (or was dropped).
+    var batchDidCommit: (@Sendable () -> Void)?
+    /// Called by `removeAll` after it committed what was staged, before its own transaction.
+    var removeAllWillDelete: (@Sendable () -> Void)?
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import Stash
+
+/// Interleavings of the write-behind writer with writes that take the index directly, forced
+/// with the writer's test hooks.
+@Suite struct WriteBehindInterleavingTests {
+    /// A store staged while a `removeAll` runs, whose batch the writer commits just before the
+    /// `removeAll`'s own transaction deletes every row: once `removeAll` returns, a read must
+    /// not find the staged copy of what the index no longer holds. It did, until the writer
+    /// forgot the batch: a `Cache` then kept the value in memory while its disk had none.
+    @Test func aBatchCommittedBeforeARemoveAllIsNotReadAfterIt() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(
+                directory: dir, configuration: DiskCache.Configuration(writeMode: .writeBehind, maxWriteDelay: .seconds(60)))
+            try cache.store(Data("old".utf8), forKey: "k")
+            try cache.flush()
+            let committed = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let flushes = DispatchGroup()
+            cache.writeBehindHooks.withLock { hooks in
+                hooks.removeAllWillDelete = { [unowned cache] in
+                    cache.writeBehindHooks.withLock { $0.removeAllWillDelete = nil }
+                    // After removeAll's own flush: staged, then committed by the writer first.
+                    try? cache.store(Data("new".utf8), forKey: "k")
+                    DispatchQueue.global().async(group: flushes) { try? cache.flush() }
+                    committed.wait()
+                }
+                hooks.batchDidCommit = { [unowned cache] in
+                    cache.writeBehindHooks.withLock { $0.batchDidCommit = nil }
+                    committed.signal()
+                    release.wait()  // the writer holds here while removeAll deletes and "k" is read
+                }
+            }
+
+            try cache.removeAll()
+            let afterRemoveAll = try cache.data(forKey: "k")
+            release.signal()
+            flushes.wait()
+
+            #expect(afterRemoveAll == nil)
+            #expect(try cache.data(forKey: "k") == nil)
+            #expect(try cache.totalCount == 0)
+        }
+    }
+}
