@@ -21,21 +21,9 @@ extension MemoryCache {
     /// - Complexity: O(1) amortized, plus O(k) for k evicted entries when it is stored.
     @discardableResult
     public func promoteValue(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool {
-        let cost = cost ?? costFunction?(value) ?? 1
-        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
-        let timeToLive = timeToLive ?? defaultTimeToLive
-        let expiry = timeToLive.map { clock() + $0 }
-        let isAcceptable = timeToLive.map { $0 > .zero } ?? true
-        let key = HashedKey(key)
-        let (isStored, displaced) = mutate(shard(for: key)) { state, evictions -> (Bool, Value?) in
-            state.catchUp()
-            guard state.admitsPromotion(key, cost: cost) else { return (false, nil) }
-            let displaced = state.store(
-                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: isAcceptable, evictions: &evictions)
-            return (isAcceptable && state.storage.slot(forKey: key) != nil, displaced)
+        storeIfAdmitted(value, forKey: key, cost: cost, timeToLive: timeToLive) { state, key, cost in
+            state.admitsPromotion(key, cost: cost)
         }
-        _ = displaced  // Released here, outside the lock.
-        return isStored
     }
 
     /// Whether ``promoteValue(_:forKey:cost:timeToLive:)`` would store a value of `cost` for
@@ -68,21 +56,10 @@ extension MemoryCache {
     /// - Complexity: O(1).
     @discardableResult
     public func setValueIfRoom(_ value: Value, forKey key: Key, cost: Int? = nil, timeToLive: Duration? = nil) -> Bool {
-        let cost = cost ?? costFunction?(value) ?? 1
-        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
-        let timeToLive = timeToLive ?? defaultTimeToLive
-        guard timeToLive.map({ $0 > .zero }) ?? true else { return false }
-        let expiry = timeToLive.map { clock() + $0 }
-        let key = HashedKey(key)
-        let (isStored, displaced) = mutate(shard(for: key)) { state, evictions -> (Bool, Value?) in
-            state.catchUp()
-            guard state.hasRoom(for: key, cost: cost) else { return (false, nil) }
-            let displaced = state.store(
-                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: true, evictions: &evictions)
-            return (state.storage.slot(forKey: key) != nil, displaced)
+        guard (timeToLive ?? defaultTimeToLive).map({ $0 > .zero }) ?? true else { return false }
+        return storeIfAdmitted(value, forKey: key, cost: cost, timeToLive: timeToLive) { state, key, cost in
+            state.hasRoom(for: key, cost: cost)
         }
-        _ = displaced  // Released here, outside the lock.
-        return isStored
     }
 
     /// Whether ``setValueIfRoom(_:forKey:cost:timeToLive:)`` would store a value of `cost` for
@@ -95,6 +72,30 @@ extension MemoryCache {
             state.catchUp()
             return state.hasRoom(for: key, cost: cost)
         }
+    }
+
+    /// Stores a value as ``setValue(_:forKey:cost:timeToLive:)`` does when `admits` (run in the
+    /// shard's lock, after the policy caught up) allows it; otherwise changes nothing. Returns
+    /// whether the value is stored.
+    private func storeIfAdmitted(
+        _ value: Value, forKey key: Key, cost: Int?, timeToLive: Duration?,
+        admits: (inout State, HashedKey, Int) -> Bool
+    ) -> Bool {
+        let cost = cost ?? costFunction?(value) ?? 1
+        precondition(cost >= 0, "MemoryCache cost must not be negative; the cost of the value for \(key) is \(cost).")
+        let timeToLive = timeToLive ?? defaultTimeToLive
+        let expiry = timeToLive.map { clock() + $0 }
+        let isAcceptable = timeToLive.map { $0 > .zero } ?? true
+        let key = HashedKey(key)
+        let (isStored, displaced) = mutate(shard(for: key)) { state, evictions -> (Bool, Value?) in
+            state.catchUp()
+            guard admits(&state, key, cost) else { return (false, nil) }
+            let displaced = state.store(
+                value, forKey: key, cost: cost, expiry: expiry, isAcceptable: isAcceptable, evictions: &evictions)
+            return (isAcceptable && state.storage.slot(forKey: key) != nil, displaced)
+        }
+        _ = displaced  // Released here, outside the lock.
+        return isStored
     }
 }
 
