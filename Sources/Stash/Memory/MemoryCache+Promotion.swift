@@ -74,9 +74,10 @@ extension MemoryCache {
         }
     }
 
-    /// Stores a value as ``setValue(_:forKey:cost:timeToLive:)`` does when `admits` (run in the
-    /// shard's lock, after the policy caught up) allows it; otherwise changes nothing. Returns
-    /// whether the value is stored.
+    /// Stores a value as ``setValue(_:forKey:cost:timeToLive:)`` does, if `admits` allows it.
+    ///
+    /// `admits` runs in the shard's lock, after the policy caught up; a refusal changes nothing.
+    /// Returns whether the value is stored.
     private func storeIfAdmitted(
         _ value: Value, forKey key: Key, cost: Int?, timeToLive: Duration?,
         admits: (inout State, HashedKey, Int) -> Bool

@@ -6,14 +6,16 @@ import Testing
 /// Interleavings of the write-behind writer with writes that take the index directly, forced
 /// with the writer's test hooks.
 @Suite struct WriteBehindInterleavingTests {
-    /// A store staged while a `removeAll` runs, whose batch the writer commits just before the
-    /// `removeAll`'s own transaction deletes every row: once `removeAll` returns, a read must
-    /// not find the staged copy of what the index no longer holds. It did, until the writer
-    /// forgot the batch: a `Cache` then kept the value in memory while its disk had none.
+    /// A batch the writer commits just before a `removeAll`'s own transaction is not read back.
+    ///
+    /// A store staged while `removeAll` runs, committed first: once `removeAll` returns, a read
+    /// must not find the staged copy of what the index no longer holds. It did, while the
+    /// writer forgot a batch only after its lock: a `Cache` then kept the value in memory while
+    /// its disk had none.
     @Test func aBatchCommittedBeforeARemoveAllIsNotReadAfterIt() throws {
         try withTemporaryDirectory { dir in
-            let cache = try DiskCache(
-                directory: dir, configuration: DiskCache.Configuration(writeMode: .writeBehind, maxWriteDelay: .seconds(60)))
+            let configuration = DiskCache.Configuration(writeMode: .writeBehind, maxWriteDelay: .seconds(60))
+            let cache = try DiskCache(directory: dir, configuration: configuration)
             try cache.store(Data("old".utf8), forKey: "k")
             try cache.flush()
             let committed = DispatchSemaphore(value: 0)
