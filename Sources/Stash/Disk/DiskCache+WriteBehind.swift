@@ -204,7 +204,8 @@ extension DiskCache {
     /// Commits what is staged on the writer's queue (after any batch it is committing) and
     /// waits for it; on that queue itself, commits directly.
     func commitStagedNow() {
-        guard writesBehind, !staging.withLock({ $0.isEmpty }) else { return }
+        // A batch that already left the staging area may still be removing the files it replaced.
+        guard writesBehind, staging.withLock({ !$0.isEmpty || $0.isCommitting }) else { return }
         if DispatchQueue.getSpecific(key: writerQueueKey) != nil {
             runStagedCommit()
         } else {
@@ -233,6 +234,7 @@ extension DiskCache {
         guard !batch.isEmpty else { return }
         // Forgotten inside the committing transaction's lock (see `commitOnce`), or here when
         // the batch was dropped.
+        defer { staging.withLock { $0.endBatch() } }
         let failure = commit(batch)
         writeBehindHooks.withLock { $0.batchDidCommit }?()
         staging.withLock { staging in

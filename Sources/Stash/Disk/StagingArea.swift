@@ -84,6 +84,11 @@ struct StagingArea {
     var firstQueuedChange: Int? { queue.first?.sequence }
 
     var isEmpty: Bool { latest.isEmpty }
+    /// Whether the writer is working on a batch: from ``takeBatch()`` until it has also removed
+    /// the files the batch replaced or evicted and reported its evictions (``endBatch()``),
+    /// which is after the batch left ``latest``.
+    var isCommitting: Bool { batchesInProgress > 0 }
+    private var batchesInProgress = 0
     var queuedCount: Int { queue.count }
 
     /// Whether a value of `size` bytes fits under `limit` and `countLimit` staged changes now;
@@ -112,8 +117,14 @@ struct StagingArea {
     mutating func takeBatch() -> [Operation] {
         schedule = .idle
         defer { queue = [] }
+        if !queue.isEmpty { batchesInProgress += 1 }
         if let first = queue.first, let last = queue.last { inFlight = (first.sequence, last.sequence) }
         return queue
+    }
+
+    /// The writer is done with the batch it took (see ``isCommitting``).
+    mutating func endBatch() {
+        batchesInProgress -= 1
     }
 
     /// Forgets a batch that was committed (or dropped): reads now go to the index for its keys,
