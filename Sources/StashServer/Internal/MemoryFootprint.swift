@@ -18,7 +18,10 @@
         ///
         /// glibc gives a thread that meets a locked arena an arena of its own, up to eight per core:
         /// a body allocated on an event loop and freed by a disk thread leaves free memory in an arena
-        /// that other threads do not reuse, so the heap grows with the thread count.
+        /// that other threads do not reuse, so the heap grows with the thread count. Call it before
+        /// the threads start: a thread that allocated before keeps the arena it got (set after the
+        /// event loops started, four arenas held 145 MiB for 110 MiB in use at 100,000 objects;
+        /// set before, two held 121 MiB).
         static func limitArenas() {
             #if canImport(Glibc)
                 if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMaximumParameter, 2) }
