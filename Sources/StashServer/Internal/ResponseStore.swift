@@ -89,7 +89,8 @@
             self.beforeDiskRead = beforeDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
-            self.markers = VaryMarkers(plainLimit: max(Self.minimumPlainURLs, memoryLimit / Self.bytesPerPlainURL))
+            self.markers = VaryMarkers(
+                plainLimit: min(Self.maximumPlainURLs, max(Self.minimumPlainURLs, memoryLimit / Self.bytesPerPlainURL)))
             self.memoryBodyLimit =
                 disk == nil ? memoryItemLimit : min(memoryItemLimit, Int(MemoryFootprint.mmapThreshold))
             // The heads of disk entries take a sixteenth of the limit, the memory tier the rest
@@ -113,11 +114,15 @@
 
         /// The bytes of memory limit per URL known to have no `Vary` marker.
         ///
-        /// 16,384 URLs for 64 MiB, about 2.7 MiB of keys, slots and table; at least
-        /// ``minimumPlainURLs``. A URL forgotten costs its next disk hit one index read.
+        /// 16,384 URLs for 64 MiB, about 2.7 MiB of keys, slots and table; from
+        /// ``minimumPlainURLs`` to ``maximumPlainURLs``. A URL forgotten costs its next disk hit one
+        /// index read.
         static let bytesPerPlainURL = 4096
         /// The fewest URLs known to have no `Vary` marker that are kept, whatever the limit.
         static let minimumPlainURLs = 4096
+        /// The most URLs known to have no `Vary` marker that are kept, whatever the limit (about
+        /// 11 MiB).
+        static let maximumPlainURLs = 65536
 
         /// The base key of a request target (path and query).
         func baseKey(target: String) -> String { "serve \(origin) \(target)" }
