@@ -1,5 +1,7 @@
 #if Serve
     import Foundation
+    import Logging
+    import NIOHTTP1
     import Stash
     @testable import StashServer
     import Testing
@@ -78,6 +80,35 @@
             markers.removeAll()
             #expect(markers.knowledge(of: "/y") == .none)
             #expect(markers.counts == (markers: 0, plain: 0))
+        }
+
+        /// Disk reads of 6,000 URLs through a proxy's store with a real disk tier and a 16 MiB
+        /// limit: it keeps what it knows of at most ``ResponseStore/minimumPlainURLs`` URLs without
+        /// a marker, a URL with a marker on disk is known after the others, and a URL forgotten has
+        /// its marker read again on its next disk read.
+        @Test func theStoreKeepsABoundedKnowledgeOverManyDiskReads() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-vary-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let disk = try DiskCache(directory: directory)
+            defer { disk.close() }
+            let store = ResponseStore(
+                origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: 16 << 20, disk: disk, shared: nil,
+                sharedItemLimit: 0, logger: Logger(label: "test"))
+            let varies = store.baseKey(target: "/varies")
+            try disk.store(
+                Data(), forKey: "serve-vary \(varies)",
+                metadata: DiskCache.Metadata(extra: ["serve.vary-names": "accept-language", "serve.generation": "g1"]))
+            _ = store.diskRead(base: varies, requestHeaders: HTTPHeaders())
+            for index in 0..<6000 {
+                let base = store.baseKey(target: "/u/\(index)")
+                #expect(store.diskRead(base: base, requestHeaders: HTTPHeaders()) == nil)
+            }
+            #expect(store.markerCounts == (markers: 1, plain: ResponseStore.minimumPlainURLs))
+            #expect(store.hasKnownMarker(base: varies))
+            let first = store.baseKey(target: "/u/0")
+            #expect(store.markerKnowledge(of: first) == .none)
+            _ = store.diskRead(base: first, requestHeaders: HTTPHeaders())
+            #expect(store.markerKnowledge(of: first) == .some(nil))
         }
     }
 #endif

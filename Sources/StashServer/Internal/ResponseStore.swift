@@ -470,6 +470,12 @@
         /// Forgets every cached `Vary` marker (after a purge removed them from the tiers).
         func forgetMarkers() { markers.removeAll() }
 
+        /// What this process knows of `base`'s `Vary` marker (see ``VaryMarkers/knowledge(of:)``).
+        func markerKnowledge(of base: String) -> VaryMarker?? { markers.knowledge(of: base) }
+
+        /// URLs known to have a `Vary` marker, and known to have none.
+        var markerCounts: (markers: Int, plain: Int) { markers.counts }
+
         /// Whether this process knows a `Vary` marker for `base` (its variants may be in memory only).
         func hasKnownMarker(base: String) -> Bool {
             if case .some(.some) = markers.knowledge(of: base) { return true }
