@@ -68,13 +68,12 @@
                 throw StashError(
                     .invalidArgument, "The worker count \(configuration.workers) must be at least 1.")
             }
-            // Before the event loops' and the disk pool's threads exist: each thread that allocates
-            // before the limit is set may get an arena of its own, which the limit does not undo.
-            MemoryFootprint.limitArenas()
             self.configuration = configuration
             self.logger = logger
             self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.workers)
             self.diskPool = NIOThreadPool(numberOfThreads: Self.diskThreads(workers: configuration.workers))
+            // After the event loops have started, on purpose: see MemoryFootprint.limitArenas().
+            MemoryFootprint.limitArenas()
         }
 
         /// Disk-tier threads: as many as event loops, at least two, so that one slow read (a page
