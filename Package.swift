@@ -235,6 +235,7 @@ let package = Package(
             name: "StashServerTests",
             dependencies: [
                 "StashServer", "StashCLI", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

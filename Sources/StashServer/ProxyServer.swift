@@ -72,6 +72,7 @@
             self.logger = logger
             self.group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.workers)
             self.diskPool = NIOThreadPool(numberOfThreads: Self.diskThreads(workers: configuration.workers))
+            // After the event loops have started, on purpose: see MemoryFootprint.limitArenas().
             MemoryFootprint.limitArenas()
         }
 

@@ -77,8 +77,8 @@
         /// Called before each disk-tier read (a test's injected delay).
         let beforeDiskRead: (@Sendable (String) -> Void)?
         private let origin: String
-        /// Base key → the URL's `Vary` marker; `nil` value: known to have none.
-        private let markers = LockedValue([String: VaryMarker?]())
+        /// What this process knows of each URL's `Vary` marker (bounded: see ``VaryMarkers``).
+        private let markers: VaryMarkers
 
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
@@ -89,6 +89,8 @@
             self.beforeDiskRead = beforeDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
+            self.markers = VaryMarkers(
+                plainLimit: min(Self.maximumPlainURLs, max(Self.minimumPlainURLs, memoryLimit / Self.bytesPerPlainURL)))
             self.memoryBodyLimit =
                 disk == nil ? memoryItemLimit : min(memoryItemLimit, Int(MemoryFootprint.mmapThreshold))
             // The heads of disk entries take a sixteenth of the limit, the memory tier the rest
@@ -110,6 +112,18 @@
         /// The share of the memory limit that ``heads`` may take: one part in this many.
         static let headShare = 16
 
+        /// The bytes of memory limit per URL known to have no `Vary` marker.
+        ///
+        /// 16,384 URLs for 64 MiB, about 2.7 MiB of keys, slots and table; from
+        /// ``minimumPlainURLs`` to ``maximumPlainURLs``. A URL forgotten costs its next disk hit one
+        /// index read.
+        static let bytesPerPlainURL = 4096
+        /// The fewest URLs known to have no `Vary` marker that are kept, whatever the limit.
+        static let minimumPlainURLs = 4096
+        /// The most URLs known to have no `Vary` marker that are kept, whatever the limit (about
+        /// 11 MiB).
+        static let maximumPlainURLs = 65536
+
         /// The base key of a request target (path and query).
         func baseKey(target: String) -> String { "serve \(origin) \(target)" }
 
@@ -120,7 +134,7 @@
         /// - Complexity: O(1) plus the `Vary` fields' values.
         func memoryHit(base: String, requestHeaders: HTTPHeaders) -> CachedResponse? {
             let marker: VaryMarker?
-            switch markers.withLock({ $0[base] }) {
+            switch markers.knowledge(of: base) {
             case .none: marker = nil
             case .some(let known): marker = known
             }
@@ -131,7 +145,7 @@
 
         /// The response stored for a request in any tier, filling the tiers above the one that had it.
         func lookUp(base: String, requestHeaders: HTTPHeaders) async -> Found? {
-            if shared == nil, disk != nil, case .none = markers.withLock({ $0[base] }) {
+            if shared == nil, disk != nil, case .none = markers.knowledge(of: base) {
                 // A URL not seen since the start: neither its marker nor any response is in memory.
                 // Its marker and its entry are read in one trip to a disk thread.
                 return (try? await offLoop { self.diskRead(base: base, requestHeaders: requestHeaders) }) ?? nil
@@ -162,13 +176,11 @@
         func diskRead(base: String, requestHeaders: HTTPHeaders) -> Found? {
             guard let disk else { return nil }
             let marker: VaryMarker?
-            if case .some(let known) = markers.withLock({ $0[base] }) {
+            if case .some(let known) = markers.knowledge(of: base) {
                 marker = known
             } else {
                 marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
-                markers.withLock { markers in
-                    if case .none = markers[base] { markers[base] = .some(marker) }
-                }
+                markers.set(marker, for: base, ifUnknown: true)
             }
             let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
             guard let found = diskLookUp(key: key), matches(found.response, requestHeaders) else { return nil }
@@ -247,7 +259,7 @@
         // MARK: - Vary
 
         private func varyMarker(base: String) async -> VaryMarker? {
-            if case .some(let known) = markers.withLock({ $0[base] }) { return known }
+            if case .some(let known) = markers.knowledge(of: base) { return known }
             let key = "serve-vary \(base)"
             var metadata: DiskCache.Metadata?
             if let disk {
@@ -257,7 +269,7 @@
                 metadata = (try? await shared.entry(forKey: key))?.metadata
             }
             let marker = metadata.flatMap { Self.marker(from: $0) }
-            markers.withLock { $0[base] = .some(marker) }
+            markers.set(marker, for: base)
             return marker
         }
 
@@ -303,7 +315,7 @@
                 return variantKey(base: base, marker: current, requestHeaders: requestHeaders)
             }
             let marker = VaryMarker(names: names, generation: UUID().uuidString.lowercased())
-            markers.withLock { $0[base] = .some(marker) }
+            markers.set(marker, for: base)
             let metadata = DiskCache.Metadata(extra: [
                 "serve.vary-names": names.joined(separator: ","), "serve.generation": marker.generation,
             ])
@@ -324,7 +336,7 @@
         }
 
         private func removeMarker(base: String) async {
-            markers.withLock { $0[base] = .some(nil) }
+            markers.set(nil, for: base)
             await removeStored(key: "serve-vary \(base)")
         }
 
@@ -456,17 +468,26 @@
         }
 
         /// Forgets every cached `Vary` marker (after a purge removed them from the tiers).
-        func forgetMarkers() { markers.withLock { $0.removeAll() } }
+        func forgetMarkers() { markers.removeAll() }
+
+        /// What this process knows of `base`'s `Vary` marker (see ``VaryMarkers/knowledge(of:)``).
+        func markerKnowledge(of base: String) -> VaryMarker?? { markers.knowledge(of: base) }
+
+        /// URLs known to have a `Vary` marker, and known to have none.
+        var markerCounts: (markers: Int, plain: Int) { markers.counts }
 
         /// Whether this process knows a `Vary` marker for `base` (its variants may be in memory only).
-        func hasKnownMarker(base: String) -> Bool { markers.withLock { ($0[base] ?? nil) != nil } }
+        func hasKnownMarker(base: String) -> Bool {
+            if case .some(.some) = markers.knowledge(of: base) { return true }
+            return false
+        }
 
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
             _ = memory.removeValue(forKey: base)
             await removeStored(key: base)
             await removeMarker(base: base)
-            markers.withLock { $0[base] = nil }
+            markers.forget(base: base)
         }
     }
 #endif
