@@ -204,7 +204,7 @@ extension DiskCache {
         var checksum: UInt64
     }
 
-    private func checkSize(_ size: Int, forKey key: String, pinned: Bool?) throws {
+    func checkSize(_ size: Int, forKey key: String, pinned: Bool?) throws {
         if pinned != true && size > configuration.sizeLimit.bytes {
             throw StashError(
                 .tooLarge,
