@@ -177,7 +177,7 @@
         @Test func everyMissIsOnDiskForTheNextServerWhetherStagedOnTheLoopOrWrittenOnADiskThread() async throws {
             // 24 small bodies (4 KiB) and two above the inline threshold (32 KiB); with a 1 MiB
             // size limit the staging area holds 52 KiB, so some of the small ones find it full.
-            func body(_ path: String) -> Data {
+            @Sendable func body(_ path: String) -> Data {
                 let index = Int(path.split(separator: "/").last.flatMap { Int($0) } ?? 0)
                 let length = index >= 24 ? 40_000 + index : 4096 + index
                 return Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
