@@ -169,12 +169,12 @@
             }
         }
 
-        /// A miss's store, staged on the event loop when the disk tier keeps the body in memory
-        /// until its writer commits, or written to a value file on a disk thread (a body above the
-        /// inline threshold, or any body while the staging area is full), is on disk for the next
-        /// process: a new server on the directory answers every URL without asking the origin
-        /// (RFC 9111 §3: the responses were stored; §4.2: still fresh).
-        @Test func everyMissIsOnDiskForTheNextServerWhetherStagedOnTheLoopOrWrittenOnADiskThread() async throws {
+        /// A miss's store, staged in memory for the disk tier's writer (a body below the inline
+        /// threshold) or written to a value file (above it), while the staging area has room or
+        /// after waiting for the writer when it is full, is on disk for the next process: a new
+        /// server on the directory answers every URL without asking the origin (RFC 9111 §3: the
+        /// responses were stored; §4.2: still fresh).
+        @Test func everyMissIsOnDiskForTheNextServerWhetherStagedOrWrittenToAFile() async throws {
             // 24 small bodies (4 KiB) and two above the inline threshold (32 KiB); with a 1 MiB
             // size limit the staging area holds 52 KiB, so some of the small ones find it full.
             @Sendable func body(_ path: String) -> Data {

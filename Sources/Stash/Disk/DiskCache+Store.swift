@@ -204,7 +204,7 @@ extension DiskCache {
         var checksum: UInt64
     }
 
-    func checkSize(_ size: Int, forKey key: String, pinned: Bool?) throws {
+    private func checkSize(_ size: Int, forKey key: String, pinned: Bool?) throws {
         if pinned != true && size > configuration.sizeLimit.bytes {
             throw StashError(
                 .tooLarge,

@@ -105,9 +105,8 @@ extension DiskCache {
     }
 
     /// Stages a change and schedules the writer; waits for the writer while the staging area
-    /// is full, or, with `waitsForRoom: false`, returns `false` having staged nothing.
-    @discardableResult
-    func stage(_ change: StagingArea.Change, forKey key: String, waitsForRoom: Bool = true) throws -> Bool {
+    /// is full.
+    func stage(_ change: StagingArea.Change, forKey key: String) throws {
         try wrapIndexErrors { try index.throwIfReadOnly() }
         let keyBytes = Self.utf8(key)
         let size: Int
@@ -142,14 +141,13 @@ extension DiskCache {
             }
             switch schedule {
             case .some(nil):
-                guard waitsForRoom else { return false }
                 // Back-pressure: commit what is staged on this thread, after the writer's batch.
                 commitStagedNow()
             case .some(.some(let schedule)):
                 scheduleStagedCommit(after: schedule == .immediate ? .zero : configuration.maxWriteDelay)
-                return true
+                return
             case nil:
-                return true
+                return
             }
         }
     }

@@ -21,10 +21,6 @@
         /// the future completes on `eventLoop` once it is done (a failure is logged, not returned:
         /// the response is still served; only the disk copy is missing).
         ///
-        /// A body that the disk tier stages in memory (``DiskCache/storeIfStagedAtOnce(_:forKey:metadata:)``)
-        /// is stored on the caller's thread, without a trip to the pool: the future is then
-        /// already complete.
-        ///
         /// - Parameter file: The file holding the body (moved into the disk tier), when it
         ///   outgrew memory; else the body is `response`'s buffer.
         func storeMiss(_ response: CachedResponse, key: String, bodyFile file: URL?, on eventLoop: any EventLoop)
@@ -47,19 +43,8 @@
             guard let body = response.body else { return eventLoop.makeSucceededVoidFuture() }
             keepInMemory(response, key: key)
             guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
-            let (data, metadata) = (Self.sharedData(body), response.metadata)
-            do {
-                // Staged in memory for the disk tier's writer, here: no trip to a disk thread and
-                // back. A store that would write a file or wait for the writer goes to the pool.
-                if try disk.storeIfStagedAtOnce(data, forKey: key, metadata: metadata) {
-                    return eventLoop.makeSucceededVoidFuture()
-                }
-            } catch {
-                logger.warning("could not store '\(key)' on disk: \(error)")
-                return eventLoop.makeSucceededVoidFuture()
-            }
             return diskPool.runIfActive(eventLoop: eventLoop) {
-                try disk.store(data, forKey: key, metadata: metadata)
+                try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)
             }.recover { error in
                 logger.warning("could not store '\(key)' on disk: \(error)")
             }
