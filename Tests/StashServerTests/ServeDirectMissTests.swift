@@ -168,5 +168,56 @@
                 #expect(origin.requests.count == 2)
             }
         }
+
+        /// A miss's store, staged in memory for the disk tier's writer (a body below the inline
+        /// threshold) or written to a value file (above it), while the staging area has room or
+        /// after waiting for the writer when it is full, is on disk for the next process: a new
+        /// server on the directory answers every URL without asking the origin (RFC 9111 §3: the
+        /// responses were stored; §4.2: still fresh).
+        @Test func everyMissIsOnDiskForTheNextServerWhetherStagedOrWrittenToAFile() async throws {
+            // 24 small bodies (4 KiB) and two above the inline threshold (32 KiB); with a 1 MiB
+            // size limit the staging area holds 52 KiB, so some of the small ones find it full.
+            @Sendable func body(_ path: String) -> Data {
+                let index = Int(path.split(separator: "/").last.flatMap { Int($0) } ?? 0)
+                let length = index >= 24 ? 40_000 + index : 4096 + index
+                return Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            }
+            let origin = try RawOrigin.start(keepAlive: true) { request, connection in
+                let path = String(request.split(separator: " ")[1])
+                let bytes = body(path)
+                try connection.send(
+                    "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(bytes.count)\r\n\r\n")
+                try connection.send(bytes)
+            }
+            defer { origin.stop() }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = ProxyServer.Configuration(origin: URL(string: origin.url)!)
+            configuration.port = 0
+            configuration.directory = directory
+            configuration.sizeLimit = .mebibytes(1)
+            let paths = (0..<26).map { "/o/\($0)" }
+            let first = try ProxyServer(configuration: configuration)
+            try await first.start()
+            let firstPort = try #require(first.port)
+            for path in paths {
+                let response = try await RawHTTP.request(port: firstPort, path)
+                #expect(response.status == 200)
+                #expect(response.body == body(path), "\(path)")
+            }
+            await first.shutdown()
+            #expect(origin.requests.count == paths.count)
+
+            let second = try ProxyServer(configuration: configuration)
+            try await second.start()
+            let secondPort = try #require(second.port)
+            for path in paths {
+                let response = try await RawHTTP.request(port: secondPort, path)
+                #expect(response.status == 200)
+                #expect(response.body == body(path), "\(path)")
+            }
+            await second.shutdown()
+            #expect(origin.requests.count == paths.count)
+        }
     }
 #endif
