@@ -82,7 +82,22 @@
             #expect(markers.counts == (markers: 0, plain: 0))
         }
 
-        /// Disk reads of 6,000 URLs through a proxy's store with a real disk tier and a 16 MiB
+        /// The bound follows the limit: one URL per ``ResponseStore/bytesPerPlainURL`` bytes of it,
+        /// so that a 64 MiB limit knows 65,536 URLs (a working set of 20,000 objects reads no
+        /// marker twice), within the minimum and maximum.
+        @Test func theBoundFollowsTheMemoryLimit() {
+            func limit(_ memoryLimit: Int) -> Int {
+                ResponseStore(
+                    origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: memoryLimit, disk: nil, shared: nil,
+                    sharedItemLimit: 0, logger: Logger(label: "test")
+                ).plainURLLimit
+            }
+            #expect(limit(64 << 20) == 65_536)
+            #expect(limit(1 << 20) == ResponseStore.minimumPlainURLs)
+            #expect(limit(1 << 40) == ResponseStore.maximumPlainURLs)
+        }
+
+        /// Disk reads of 6,000 URLs through a proxy's store with a real disk tier and a 4 MiB
         /// limit: it keeps what it knows of at most ``ResponseStore/minimumPlainURLs`` URLs without
         /// a marker, a URL with a marker on disk is known after the others, and a URL forgotten has
         /// its marker read again on its next disk read.
@@ -92,7 +107,7 @@
             let disk = try DiskCache(directory: directory)
             defer { disk.close() }
             let store = ResponseStore(
-                origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: 16 << 20, disk: disk, shared: nil,
+                origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: 4 << 20, disk: disk, shared: nil,
                 sharedItemLimit: 0, logger: Logger(label: "test"))
             let varies = store.baseKey(target: "/varies")
             try disk.store(
@@ -103,6 +118,7 @@
                 let base = store.baseKey(target: "/u/\(index)")
                 #expect(store.diskRead(base: base, requestHeaders: HTTPHeaders()) == nil)
             }
+            #expect((4 << 20) / ResponseStore.bytesPerPlainURL <= ResponseStore.minimumPlainURLs)
             #expect(store.markerCounts == (markers: 1, plain: ResponseStore.minimumPlainURLs))
             #expect(store.hasKnownMarker(base: varies))
             let first = store.baseKey(target: "/u/0")
