@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# CPU time that `stash serve` spends per miss: two stash binaries (e.g. before and after a change to
-# the origin client) in interleaved rounds, each taking one pass over every object of a working set
-# (all misses: every request goes to the origin and is stored), in front of one nginx origin.
+# CPU time that a caching proxy spends per miss: two builds of `stash serve` (e.g. before and after a
+# change to the origin client), or one and nginx `proxy_cache`, in interleaved rounds, each taking one
+# pass over every object of a working set (all misses: every request goes to the origin and is
+# stored), in front of one nginx origin.
 #
-#   Benchmarks/serve-miss-cpu.sh BASE_BIN NEW_BIN [--rounds N] [--objects N] [--connections N]
+#   Benchmarks/serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]
+#
+# BASE and NEW are `stash` binaries, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
+# (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk).
 #
 # The objects are those of run-serve.sh (seeded: 60 % 1-8 KiB, 30 % 8-64 KiB, 10 % 64-512 KiB). For
-# each run it reports the proxy process's CPU time (utime + stime from /proc/PID/stat, before and after
-# the pass) per request, and the pass's wall-clock seconds; then the medians of each binary and their
-# ratio. CPU time per request is the figure to quote on a shared machine: wall-clock time moves with
-# what else runs. Every server listens on 127.0.0.1 and is stopped when the script exits.
+# each run it reports the proxy's CPU time (utime + stime from /proc/PID/stat of its processes, before
+# and after the pass) per request, and the pass's wall-clock seconds; then the medians of each and
+# their ratio. CPU time per request is the figure to quote on a shared machine: wall-clock time moves
+# with what else runs. Each run starts the proxy on a cache directory of its own, all removed at the
+# exit. Every server listens on 127.0.0.1 and is stopped when the script exits.
 set -euo pipefail
 
-base_bin="${1:?usage: serve-miss-cpu.sh BASE_BIN NEW_BIN [--rounds N] [--objects N] [--connections N]}"
-new_bin="${2:?usage: serve-miss-cpu.sh BASE_BIN NEW_BIN [--rounds N] [--objects N] [--connections N]}"
+base_bin="${1:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]}"
+new_bin="${2:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]}"
 shift 2
 rounds=3
 objects=4000
@@ -76,8 +81,47 @@ pids+=($!)
 # One pass over every object over CONNECTIONS keep-alive connections; fails on any status but 200.
 pass_client="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/python/serve_pass.py"
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# The CPU ticks (utime + stime) of a process and its children.
+cpu_ticks() {
+    local total=0 pid
+    for pid in "$1" $(pgrep -P "$1" || true); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
 ticks_per_second="$(getconf CLK_TCK)"
+
+# Starts nginx proxy_cache on port $2 with the cache directory $1; sets pid to its master's process id.
+start_nginx_proxy() {
+    local dir=$1 port=$2
+    mkdir -p "$dir/cache" "$dir/temp" "$dir/logs"
+    chmod -R a+rwX "$dir"
+    cat >"$dir/nginx.conf" <<CONF
+worker_processes auto;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    proxy_cache_path $dir/cache levels=1:2 keys_zone=stash_bench:16m max_size=2g inactive=1h;
+    proxy_temp_path $dir/temp;
+    upstream origin { server 127.0.0.1:$origin_port; keepalive 64; }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache stash_bench;
+            proxy_cache_lock on;
+        }
+    }
+}
+CONF
+    nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" -g 'daemon off;' &
+    pid=$!
+}
+
 results="$work/results.tsv"
 : >"$results"
 for round in $(seq "$rounds"); do
@@ -85,10 +129,19 @@ for round in $(seq "$rounds"); do
         bin="$base_bin"
         [[ $label == new ]] && bin="$new_bin"
         port="$(free_port)"
-        rm -rf "$work/cache"
-        "$bin" serve --origin "http://127.0.0.1:$origin_port" --listen "127.0.0.1:$port" --dir "$work/cache" \
-            --memory-limit 64MiB --size-limit 2GiB >"$work/serve-$label.log" 2>&1 &
-        pid=$!
+        # A new cache directory for each run, all removed at the exit: ext4 passes over inodes freed
+        # in the last 60-300 s when it allocates one, so a pass that follows the removal of the
+        # previous pass's files paid for that search in every file it created (a fifth of the
+        # proxy's CPU in a profile), and the rounds measured the file system more than the proxy.
+        dir="$work/cache-$round-$label"
+        if [[ $bin == nginx ]]; then
+            start_nginx_proxy "$dir" "$port"
+        else
+            "$bin" serve --origin "http://127.0.0.1:$origin_port" --listen "127.0.0.1:$port" --dir "$dir" \
+                --memory-limit 64MiB --size-limit 2GiB >"$work/serve-$label.log" 2>&1 &
+            pid=$!
+        fi
+        pids+=("$pid")
         for _ in $(seq 300); do
             curl -s -o /dev/null -m 1 "http://127.0.0.1:$port/o/0-not-there" && break
             sleep 0.1
@@ -100,7 +153,7 @@ for round in $(seq "$rounds"); do
         wait "$pid" 2>/dev/null || true
         cpu_us=$(( (after - before) * 1000000 / ticks_per_second / objects ))
         printf '%s\t%s\t%s\t%s\n' "$round" "$label" "$cpu_us" "$seconds" >>"$results"
-        echo "round $round $label: ${cpu_us} µs CPU per miss, pass ${seconds} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "round $round $label ($(basename "$bin")): ${cpu_us} µs CPU per miss, pass ${seconds} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
 done
 python3 - "$results" "$objects" <<'PY'
@@ -112,4 +165,5 @@ print(f"{sys.argv[2]} misses per pass, medians of {len(rows) // 2} interleaved r
 print(f"  base: {base_cpu:.0f} µs CPU per miss, pass {med('base', 3):.2f} s")
 print(f"  new:  {new_cpu:.0f} µs CPU per miss, pass {med('new', 3):.2f} s")
 print(f"  new / base CPU per miss: {new_cpu / base_cpu:.2f}")
+print(f"  new / base pass time: {med('new', 3) / med('base', 3):.2f}")
 PY

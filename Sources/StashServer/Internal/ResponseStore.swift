@@ -114,16 +114,16 @@
 
         /// The bytes of memory limit per URL known to have no `Vary` marker.
         ///
-        /// 65,536 URLs for 64 MiB, about 4.5 MiB of fingerprints, table and ring (7 % of the
+        /// 65,536 URLs for 64 MiB, about 4 MiB of fingerprints, table and ring (6 % of the
         /// limit); from ``minimumPlainURLs`` to ``maximumPlainURLs``. A URL forgotten costs its
         /// next disk hit one more index read. With one per 4 KiB, 16,384 URLs for 64 MiB, a
-        /// working set of 20,000 objects paid that read on most of its disk hits (5-7 % fewer
-        /// requests per second, see Benchmarks/README.md).
+        /// working set of 20,000 objects paid that read on most of its disk hits (see
+        /// Benchmarks/README.md, "The memory bound").
         static let bytesPerPlainURL = 1024
         /// The fewest URLs known to have no `Vary` marker that are kept, whatever the limit.
         static let minimumPlainURLs = 4096
         /// The most URLs known to have no `Vary` marker that are kept, whatever the limit (about
-        /// 18 MiB).
+        /// 16 MiB).
         static let maximumPlainURLs = 262_144
 
         /// The base key of a request target (path and query).

@@ -12,7 +12,7 @@
     ///
     /// URLs without a marker are nearly all of them, one per URL ever requested: kept without a
     /// bound, their keys took 180 bytes each (18 MiB at 100,000 URLs). They are kept as 128-bit
-    /// fingerprints (``Fingerprint``, about 72 bytes each with the table and the ring), at most
+    /// fingerprints (``Fingerprint``, about 64 bytes each with the table and the ring), at most
     /// ``plainLimit`` of them; when full, CLOCK picks the one to forget (a URL looked up since the
     /// hand last passed it is passed over once), so that the URLs whose disk hits recur keep the
     /// saved read. URLs with a marker are kept by their full text: a fingerprint never selects a
