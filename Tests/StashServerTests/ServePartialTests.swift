@@ -159,6 +159,48 @@
     }
 
     extension ServePartialTests {
+        /// RFC 9111 §3.3: a plain request that waits for another fill of its URL (here a range
+        /// request held at the origin) completes the stored partial content when that fill stored
+        /// no whole response, as a request that leads does: it asks for the missing run only.
+        ///
+        /// The range request's fill can end after its client got the response, so a plain request
+        /// right after one is such a follower; before the fix it fetched the whole response.
+        @Test func aRequestThatWaitedForARangeFillCompletesThePartialContent() async throws {
+            try await withProxy(Self.limit) { origin, proxy in
+                let server = RangeServer(body: Self.body, etag: "\"v1\"")
+                let held = Gate()
+                // The `Range` of each request as it arrives at the origin (`origin.requests` lists
+                // a request once it is answered).
+                let arrived = Locked<[String]>([])
+                origin.route("/w") { request, index in
+                    let range = request.header("range") ?? "-"
+                    arrived.withLock { $0.append(range) }
+                    if range == "bytes=2048-3071" { await held.wait() }
+                    return await server.route(request, index)
+                }
+                _ = try await RawHTTP.request(port: proxy.port, "/w", headers: [("Range", "bytes=0-2047")])
+                let before = arrived.withLock { $0.count }
+                let leader = Task {
+                    try await RawHTTP.request(port: proxy.port, "/w", headers: [("Range", "bytes=2048-3071")])
+                }
+                #expect(await eventually { arrived.withLock { $0.last } == "bytes=2048-3071" })
+                let follower = Task { try await RawHTTP.request(port: proxy.port, "/w") }
+                // Time for the plain request to reach the fill's wait. Should it not get there in
+                // time, it leads after the range fill and the assertions below hold as well: the
+                // pause can let the test miss the bug, never fail it.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(arrived.withLock { $0.count } == before + 1)
+                held.open()
+                let range = try await leader.value
+                #expect(range.status == 206)
+                let whole = try await follower.value
+                #expect(whole.status == 200)
+                #expect(whole.body == Self.body)
+                #expect(arrived.withLock { Array($0.dropFirst(before)) } == ["bytes=2048-3071", "bytes=3072-"])
+                #expect(origin.requests("/w").last?.header("if-range") == "\"v1\"")
+            }
+        }
+
         /// RFC 9111 §4.4: an operator's `PURGE` of the URL and an unsafe method on it remove its
         /// partial content: the covered range goes to the origin again.
         @Test func purgeAndUnsafeMethodsRemovePartialContent() async throws {

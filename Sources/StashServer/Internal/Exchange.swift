@@ -93,7 +93,15 @@
                     try await gatewayTimeout()
                     return
                 }
-                guard !waited, head.method == .GET else { break }
+                guard !waited, head.method == .GET else {
+                    // A follower whose leader stored no whole response (it fetched a range, or a
+                    // response that was not stored) still completes the URL's partial content
+                    // (RFC 9111 §3.3) rather than fetch it all: the leader's fill can end after its
+                    // client got the response, so a plain request right after a range request
+                    // meets it.
+                    if waited, !hasRange, try await completePartial(base: base) { return }
+                    break
+                }
                 switch await context.fills.begin(base) {
                 case .follower:
                     waited = true
