@@ -126,7 +126,9 @@
                         version.withLock { $0 = v }
                         #expect(try await RawHTTP.request(port: port, method: "POST", "/r").status == 200)
                         let stored = try await RawHTTP.request(port: port, "/r")
-                        #expect(stored.status == 200 && stored.body == body(v))
+                        #expect(
+                            stored.status == 200 && stored.body == body(v),
+                            "version \(v): X-Version \(stored.header("X-Version") ?? "-"), \(stored.body.count) bytes")
                     }
                 }
                 try await group.waitForAll()

@@ -300,13 +300,9 @@
                 }
                 return
             }
-            spool.close()
-            var headers = storable
-            headers.remove(name: "content-length")
-            headers.add(name: "Content-Length", value: String(spool.length))
-            let cached = CachedResponse(
-                status: status, headers: headers, varyValues: [:], requestTime: requestTime,
-                responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
+            let cached = Exchange.storedResponse(
+                spool, status: status, storable: storable, varyValues: [:], requestTime: requestTime,
+                responseTime: responseTime)
             context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop).whenComplete { _ in
                 self.finish()
             }

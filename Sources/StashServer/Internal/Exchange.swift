@@ -273,24 +273,36 @@
                 requestHeaders: head.headers, requestTime: requestTime, responseTime: responseTime, context: context)
         }
 
+        /// The response to store for a complete body that `spool` collected (closed by this): the
+        /// storable fields with the body's own `Content-Length`, and the body in memory or in the
+        /// spool's file.
+        static func storedResponse(
+            _ spool: BodySpool, status: Int, storable: HTTPHeaders, varyValues: [String: String], requestTime: Date,
+            responseTime: Date
+        ) -> CachedResponse {
+            spool.close()
+            var headers = storable
+            headers.remove(name: "content-length")
+            headers.add(name: "Content-Length", value: String(spool.length))
+            return CachedResponse(
+                status: status, headers: headers, varyValues: varyValues, requestTime: requestTime,
+                responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
+        }
+
         /// Stores a complete response whose body `spool` collected, under the key its `Vary` and
         /// `requestHeaders` select.
         static func store(
             _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
             requestHeaders: HTTPHeaders, requestTime: Date, responseTime: Date, context: ProxyContext
         ) async {
-            spool.close()
-            var headers = storable
-            headers.remove(name: "content-length")
-            headers.add(name: "Content-Length", value: String(spool.length))
             let names = ResponseStore.varyNames(responseHeaders)
             var vary: [String: String] = [:]
             for name in names { vary[name] = ResponseStore.fieldValue(name, in: requestHeaders) }
             let key = await context.store.storageKey(
                 base: base, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
-            let cached = CachedResponse(
-                status: status, headers: headers, varyValues: vary, requestTime: requestTime,
-                responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
+            let cached = storedResponse(
+                spool, status: status, storable: storable, varyValues: vary, requestTime: requestTime,
+                responseTime: responseTime)
             if let file = spool.file {
                 await context.store.store(cached, key: key, bodyFile: file)
                 try? FileManager.default.removeItem(at: file)  // left over only when the store failed
