@@ -131,6 +131,45 @@
             }
         }
 
+        /// RFC 9111 §4.4: a miss whose fetch began before a successful unsafe request of its URL
+        /// is not kept for the requests after it. One that arrives after the `POST` and waits for
+        /// that fill gets the new version, not the one fetched before; the fill's own client still
+        /// gets its answer. With the memory tier alone and with a disk tier.
+        @Test(arguments: [false, true])
+        func aFillUnderWayWhenItsURLIsInvalidatedAnswersNoLaterRequest(onDisk: Bool) async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-fill-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withProxy(onDisk ? ["--dir", directory.path] : []) { origin, proxy in
+                let version = Locked(1)
+                let held = Gate()
+                let arrived = Locked(0)
+                origin.route("/doc") { request, _ in
+                    if request.method == "POST" { return Origin.Reply(body: Data()) }
+                    let current = version.withLock { $0 }
+                    if current == 1 {
+                        arrived.withLock { $0 += 1 }
+                        await held.wait()
+                    }
+                    return Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data("v\(current)".utf8))
+                }
+                let early = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
+                #expect(await eventually { arrived.withLock { $0 } == 1 })
+                version.withLock { $0 = 2 }
+                let post = try await RawHTTP.request(port: proxy.port, method: "POST", "/doc", body: Data("new".utf8))
+                #expect(post.status == 200)
+                let late = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
+                // Time for the late request to reach the fill's wait. Should it get there only after
+                // the fill ended, the stored answer it would find is the one this test forbids as
+                // well: the pause can let the test miss the follower's path, never fail it.
+                try await Task.sleep(for: .milliseconds(300))
+                held.open()
+                #expect(try await early.value.text == "v1")
+                #expect(try await late.value.text == "v2")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v2")
+                #expect(arrived.withLock { $0 } == 1)
+            }
+        }
+
         /// RFC 9111 §4.3.4: a `304` to a revalidation updates the stored headers, and the stored body
         /// is served with them.
         @Test func notModifiedUpdatesStoredHeaders() async throws {

@@ -296,6 +296,7 @@
                         handOff.spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
                         requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime,
                         context: context)
+                    await context.discardIfInvalidated(fill: base)
                     loop.execute { self.finish() }
                 }
                 return
@@ -304,7 +305,21 @@
                 spool, status: status, storable: storable, varyValues: [:], requestTime: requestTime,
                 responseTime: responseTime)
             context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop).whenComplete { _ in
-                self.finish()
+                self.storeEnded()
+            }
+        }
+
+        /// Finishes once the store ended; when the URL was invalidated meanwhile, after removing
+        /// what was stored (``ProxyContext/discardIfInvalidated(fill:)``).
+        private func storeEnded() {
+            guard context.fills.wasInvalidated(base) else {
+                finish()
+                return
+            }
+            let (context, base, loop) = (context, base, loop)
+            Task {
+                await context.discardIfInvalidated(fill: base)
+                loop.execute { self.finish() }
             }
         }
 
@@ -373,10 +388,12 @@
             do {
                 try await relay(answer, stored: nil, base: base)
             } catch {
+                await context.discardIfInvalidated(fill: base)
                 context.fills.finish(base)
                 await failed(error)
                 return
             }
+            await context.discardIfInvalidated(fill: base)
             context.fills.finish(base)
         }
     }

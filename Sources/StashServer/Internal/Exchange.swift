@@ -121,9 +121,11 @@
                             if !completed { try await forward(stored: nil, base: base) }
                         }
                     } catch {
+                        await context.discardIfInvalidated(fill: base)
                         context.fills.finish(base)
                         throw error
                     }
+                    await context.discardIfInvalidated(fill: base)
                     context.fills.finish(base)
                     return
                 }

@@ -13,7 +13,8 @@
         let originPrefix: String
         let store: ResponseStore
         let client: OriginClient
-        let fills = FillCoordinator()
+        /// Concurrent misses of a URL coalesce here (the store's, which invalidations mark).
+        var fills: FillCoordinator { store.fills }
         let metrics: ProxyMetrics
         let accessLog: AccessLog?
         let logger: Logger
@@ -47,6 +48,17 @@
             self.maximumStoredBody = maximumStoredBody
             self.spoolDirectory = spoolDirectory
             self.options = options
+        }
+
+        /// What a fill's leader does after it stored its answer and before it ends the fill: when
+        /// the URL was invalidated since the fill began (RFC 9111 §4.4: an unsafe method's answer
+        /// or a purge), the answer was asked for before that and is removed again, so that no
+        /// request after the invalidation gets it (the fill's own client still does).
+        func discardIfInvalidated(fill base: String) async {
+            guard fills.wasInvalidated(base) else { return }
+            await store.invalidate(base: base)
+            await store.removePartial(base: base)
+            partials.withLock { _ = $0.remove(base) }
         }
 
         /// Records a finished exchange in the metrics and the access log.

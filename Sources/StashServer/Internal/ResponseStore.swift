@@ -79,6 +79,9 @@
         private let origin: String
         /// What this process knows of each URL's `Vary` marker (bounded: see ``VaryMarkers``).
         private let markers: VaryMarkers
+        /// The fills under way, by base key: misses coalesce on them, and an invalidation marks
+        /// them (``invalidate(base:)``).
+        let fills = FillCoordinator()
 
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
@@ -489,6 +492,8 @@
 
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
+            // First: a fill under way then removes what it stores after this.
+            fills.invalidate(base)
             _ = memory.removeValue(forKey: base)
             await removeStored(key: base)
             await removeMarker(base: base)
