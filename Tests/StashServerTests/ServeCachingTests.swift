@@ -131,10 +131,11 @@
             }
         }
 
-        /// RFC 9111 §4.4: a miss whose fetch began before a successful unsafe request of its URL
-        /// is not kept for the requests after it. One that arrives after the `POST` and waits for
-        /// that fill gets the new version, not the one fetched before; the fill's own client still
-        /// gets its answer. With the memory tier alone and with a disk tier.
+        /// RFC 9111 §4.4: a miss fetched before a successful unsafe request answers no request after it.
+        ///
+        /// A request that arrives after the `POST` and waits for that fill gets the new version,
+        /// not the one fetched before; the fill's own client still gets its answer. With the
+        /// memory tier alone and with a disk tier.
         @Test(arguments: [false, true])
         func aFillUnderWayWhenItsURLIsInvalidatedAnswersNoLaterRequest(onDisk: Bool) async throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-fill-\(UUID())")
