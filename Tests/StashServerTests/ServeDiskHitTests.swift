@@ -128,7 +128,7 @@
                         let stored = try await RawHTTP.request(port: port, "/r")
                         #expect(
                             stored.status == 200 && stored.body == body(v),
-                            "version \(v): X-Version \(stored.header("X-Version") ?? "-"), \(stored.body.count) bytes")
+                            "version \(v): X-Version \(stored.header("X-Version") ?? "-"), \(stored.body.count) bytes, Age \(stored.header("Age") ?? "-"), Via \(stored.header("Via") ?? "-")")
                     }
                 }
                 try await group.waitForAll()
