@@ -126,9 +126,13 @@
                         version.withLock { $0 = v }
                         #expect(try await RawHTTP.request(port: port, method: "POST", "/r").status == 200)
                         let stored = try await RawHTTP.request(port: port, "/r")
+                        let seen = [
+                            "X-Version \(stored.header("X-Version") ?? "-")", "\(stored.body.count) bytes",
+                            "Age \(stored.header("Age") ?? "-")", "Via \(stored.header("Via") ?? "-")",
+                        ]
                         #expect(
                             stored.status == 200 && stored.body == body(v),
-                            "version \(v): X-Version \(stored.header("X-Version") ?? "-"), \(stored.body.count) bytes, Age \(stored.header("Age") ?? "-"), Via \(stored.header("Via") ?? "-")")
+                            "version \(v): \(seen.joined(separator: ", "))")
                     }
                 }
                 try await group.waitForAll()
