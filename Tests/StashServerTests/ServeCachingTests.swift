@@ -171,6 +171,50 @@
             }
         }
 
+        /// RFC 9111 §4.4: a follower whose leader's answer was discarded by an invalidation fetches
+        /// as a fill of its own, which a later invalidation reaches too.
+        ///
+        /// The follower's fetch (v2) is held at the origin while a second `POST` makes v3 current:
+        /// its client gets v2, and the next request gets v3, never v2 from the cache. With the
+        /// memory tier alone and with a disk tier.
+        @Test(arguments: [false, true])
+        func aFollowerThatFetchesAfterADiscardedFillIsReachedByTheNextInvalidation(onDisk: Bool) async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-fill-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await withProxy(onDisk ? ["--dir", directory.path] : []) { origin, proxy in
+                let version = Locked(1)
+                let gates = [1: Gate(), 2: Gate()]
+                let arrived = Locked([Int: Int]())
+                origin.route("/doc") { request, _ in
+                    if request.method == "POST" { return Origin.Reply(body: Data()) }
+                    let current = version.withLock { $0 }
+                    if let gate = gates[current] {
+                        arrived.withLock { $0[current, default: 0] += 1 }
+                        await gate.wait()
+                    }
+                    return Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data("v\(current)".utf8))
+                }
+                let leader = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
+                #expect(await eventually { arrived.withLock { $0[1] } == 1 })
+                let follower = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
+                // Time for the follower to reach the fill's wait. Should it get there only after the
+                // fill ended, it leads a fill of its own, the path under test as well.
+                try await Task.sleep(for: .milliseconds(300))
+                version.withLock { $0 = 2 }
+                #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
+                gates[1]!.open()
+                #expect(try await leader.value.text == "v1")
+                #expect(await eventually { arrived.withLock { $0[2] } == 1 })
+                version.withLock { $0 = 3 }
+                #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
+                gates[2]!.open()
+                #expect(try await follower.value.text == "v2")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
+                #expect(origin.count("/doc") == 3 + 2)
+            }
+        }
+
         /// RFC 9111 §4.3.4: a `304` to a revalidation updates the stored headers, and the stored body
         /// is served with them.
         @Test func notModifiedUpdatesStoredHeaders() async throws {

@@ -301,24 +301,33 @@
                 }
                 return
             }
+            // As `ProxyContext.storeFetched`, on the event loop: nothing is stored once the URL
+            // was invalidated, and what was stored meanwhile is removed before the store ends.
+            guard let begun = context.fills.beginStore(base) else {
+                spool.discard()
+                finish()
+                return
+            }
             let cached = Exchange.storedResponse(
                 spool, status: status, storable: storable, varyValues: [:], requestTime: requestTime,
                 responseTime: responseTime)
             context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop).whenComplete { _ in
-                self.storeEnded()
+                self.storeEnded(begun)
             }
         }
 
         /// Finishes once the store ended; when the URL was invalidated meanwhile, after removing
-        /// what was stored (``ProxyContext/discardIfInvalidated(fill:)``).
-        private func storeEnded() {
-            guard context.fills.wasInvalidated(base) else {
+        /// what was stored (``ProxyContext/discard(base:)``).
+        private func storeEnded(_ begun: FillCoordinator.Store) {
+            guard context.fills.wasInvalidated(begun) else {
+                context.fills.endStore(begun)
                 finish()
                 return
             }
             let (context, base, loop) = (context, base, loop)
             Task {
-                await context.discardIfInvalidated(fill: base)
+                await context.discard(base: base)
+                context.fills.endStore(begun)
                 loop.execute { self.finish() }
             }
         }

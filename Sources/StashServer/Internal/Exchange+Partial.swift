@@ -116,8 +116,20 @@
         /// It is combined with the stored pieces when they all share its strong validator and
         /// complete length (RFC 9111 §3.4, RFC 9110 §15.3.7.3), and replaces them otherwise. The fields of the new piece replace the stored ones (§3.4).
         /// When the pieces hold the whole representation, they become a complete stored `200` and
-        /// the partial entry is removed.
+        /// the partial entry is removed. Nothing is stored when the URL was invalidated since its
+        /// fill began (``ProxyContext/storeFetched(base:_:)``).
         func storePiece(
+            _ spool: BodySpool, piece: PartialContent.Piece, validator: PartialContent.Validator,
+            storable: HTTPHeaders, answer: OriginAnswer, base: String
+        ) async {
+            let stored = await context.storeFetched(base: base) {
+                await storePieceNow(
+                    spool, piece: piece, validator: validator, storable: storable, answer: answer, base: base)
+            }
+            if !stored { spool.discard() }
+        }
+
+        private func storePieceNow(
             _ spool: BodySpool, piece: PartialContent.Piece, validator: PartialContent.Validator,
             storable: HTTPHeaders, answer: OriginAnswer, base: String
         ) async {

@@ -93,44 +93,58 @@
                     try await gatewayTimeout()
                     return
                 }
-                guard !waited, head.method == .GET else {
-                    // A follower whose leader stored no whole response (it fetched a range, or a
-                    // response that was not stored) still completes the URL's partial content
-                    // (RFC 9111 §3.3) rather than fetch it all: the leader's fill can end after its
-                    // client got the response, so a plain request right after a range request
-                    // meets it.
-                    if waited, !hasRange, try await completePartial(base: base) { return }
-                    break
+                guard head.method == .GET else { break }
+                if waited {
+                    // A follower whose leader stored no whole response (it fetched a range, a
+                    // response that was not stored, or one its URL's invalidation discarded) leads
+                    // the next fill when no other follower does: it completes the URL's partial
+                    // content (RFC 9111 §3.3; the leader's fill can end after its client got the
+                    // response, so a plain request right after a range request meets it) or fetches
+                    // and stores. Else it fetches without storing: every store belongs to a fill,
+                    // which an invalidation of the URL reaches (RFC 9111 §4.4).
+                    if context.fills.lead(base) {
+                        try await fill(base: base, hasRange: hasRange, partialLength: partialLength)
+                    } else {
+                        try await forward(stored: nil, base: nil)
+                    }
+                    return
                 }
                 switch await context.fills.begin(base) {
                 case .follower:
                     waited = true
                     continue
                 case .leader:
-                    do {
-                        if hasRange, let partialLength,
-                            partialLength > min(context.options.rangeFetchLimit, context.maximumStoredBody)
-                        {
-                            // Known from its partial content to be too long to fetch whole: the
-                            // client's range goes to the origin, and its answer adds a piece.
-                            try await forward(stored: nil, base: nil, partialBase: base)
-                        } else if hasRange {
-                            try await forwardForRange(stored: nil, base: base)
-                        } else {
-                            let completed = try await completePartial(base: base)
-                            if !completed { try await forward(stored: nil, base: base) }
-                        }
-                    } catch {
-                        await context.discardIfInvalidated(fill: base)
-                        context.fills.finish(base)
-                        throw error
-                    }
-                    await context.discardIfInvalidated(fill: base)
-                    context.fills.finish(base)
+                    try await fill(base: base, hasRange: hasRange, partialLength: partialLength)
                     return
                 }
             }
             try await forward(stored: nil, base: base)
+        }
+
+        /// What the leader of `base`'s fill does: fetches what the request needs, answers and
+        /// stores it, then ends the fill (after removing what it stored if the URL was invalidated
+        /// meanwhile, see ``ProxyContext/discardIfInvalidated(fill:)``).
+        private mutating func fill(base: String, hasRange: Bool, partialLength: Int?) async throws {
+            do {
+                if hasRange, let partialLength,
+                    partialLength > min(context.options.rangeFetchLimit, context.maximumStoredBody)
+                {
+                    // Known from its partial content to be too long to fetch whole: the client's
+                    // range goes to the origin, and its answer adds a piece.
+                    try await forward(stored: nil, base: nil, partialBase: base)
+                } else if hasRange {
+                    try await forwardForRange(stored: nil, base: base)
+                } else {
+                    let completed = try await completePartial(base: base)
+                    if !completed { try await forward(stored: nil, base: base) }
+                }
+            } catch {
+                await context.discardIfInvalidated(fill: base)
+                context.fills.finish(base)
+                throw error
+            }
+            await context.discardIfInvalidated(fill: base)
+            context.fills.finish(base)
         }
 
         /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3),
@@ -292,8 +306,22 @@
         }
 
         /// Stores a complete response whose body `spool` collected, under the key its `Vary` and
-        /// `requestHeaders` select.
+        /// `requestHeaders` select, unless its URL was invalidated since its fill began
+        /// (``ProxyContext/storeFetched(base:_:)``).
         static func store(
+            _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
+            requestHeaders: HTTPHeaders, requestTime: Date, responseTime: Date, context: ProxyContext
+        ) async {
+            let stored = await context.storeFetched(base: base) {
+                await storeNow(
+                    spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
+                    requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime,
+                    context: context)
+            }
+            if !stored { spool.discard() }
+        }
+
+        private static func storeNow(
             _ spool: BodySpool, status: Int, storable: HTTPHeaders, responseHeaders: HTTPHeaders, base: String,
             requestHeaders: HTTPHeaders, requestTime: Date, responseTime: Date, context: ProxyContext
         ) async {

@@ -4,6 +4,11 @@
     /// Coalesces concurrent misses of one URL: the first becomes the leader and fetches from the
     /// origin; the others wait for it to finish, then look the cache up again (nginx's
     /// `proxy_cache_lock`).
+    ///
+    /// It also keeps invalidations (RFC 9111 §4.4) from losing a race with a fill: an invalidation
+    /// marks the fill under way, whose leader then stores nothing or removes what it stored, and
+    /// waits while that leader is storing, so that once the invalidation returns no tier holds
+    /// the answer that was asked for before it.
     final class FillCoordinator: Sendable {
         /// What ``begin(_:)`` decided.
         enum Role {
@@ -13,14 +18,30 @@
             case follower
         }
 
-        /// A fill under way: the requests waiting for it, and whether its URL was invalidated
-        /// since it began.
-        private struct Fill {
-            var waiters: [CheckedContinuation<Void, Never>] = []
-            var isInvalidated = false
+        /// A store that ``beginStore(_:)`` let start, for ``endStore(_:)``.
+        struct Store {
+            let key: String
+            /// The fill the store belongs to, `nil` when none was under way.
+            let fill: UInt64?
         }
 
-        private let fills = LockedValue([String: Fill]())
+        /// A fill under way: the requests waiting for it, whether its URL was invalidated since
+        /// it began, and the stores of its answer under way with the invalidations waiting for
+        /// them.
+        private struct Fill {
+            let id: UInt64
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            var isInvalidated = false
+            var stores = 0
+            var invalidations: [CheckedContinuation<Void, Never>] = []
+        }
+
+        private struct State {
+            var fills: [String: Fill] = [:]
+            var nextID: UInt64 = 0
+        }
+
+        private let state = LockedValue(State())
 
         /// Makes the caller the leader for `key`, or waits for the current leader to finish.
         func begin(_ key: String) async -> Role {
@@ -33,50 +54,108 @@
         /// Makes the caller the leader for `key` if no fill of it is under way, without waiting:
         /// `false` leaves nothing to finish (``begin(_:)`` then waits for the current leader).
         func lead(_ key: String) -> Bool {
-            fills.withLock { fills -> Bool in
-                guard fills[key] == nil else { return false }
-                fills[key] = Fill()
+            state.withLock { state -> Bool in
+                guard state.fills[key] == nil else { return false }
+                state.nextID += 1
+                state.fills[key] = Fill(id: state.nextID)
                 return true
             }
         }
 
         private func wait(_ key: String) async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let queued = fills.withLock { fills -> Bool in
-                    guard fills[key] != nil else { return false }
-                    fills[key]!.waiters.append(continuation)
+                let queued = state.withLock { state -> Bool in
+                    guard state.fills[key] != nil else { return false }
+                    state.fills[key]!.waiters.append(continuation)
                     return true
                 }
                 if !queued { continuation.resume() }
             }
         }
 
-        /// Notes that `key`'s stored responses were invalidated (RFC 9111 §4.4) while a fill of it
-        /// may be under way: that fill's answer was asked for before, so its leader removes what
-        /// it stored before it finishes (``wasInvalidated(_:)``), and no request after the
-        /// invalidation is answered with it.
-        func invalidate(_ key: String) {
-            fills.withLock { fills in
-                if fills[key] != nil { fills[key]!.isInvalidated = true }
-            }
+        /// Notes that `key`'s stored responses are being invalidated (RFC 9111 §4.4) while a fill
+        /// of it may be under way, and returns once that fill stores nothing more: its answer was
+        /// asked for before, so its leader stores nothing after this and removes what it stored
+        /// (``wasInvalidated(_:)``), and a store under way ends (with that removal) before the
+        /// caller removes what the tiers hold.
+        func invalidate(_ key: String) async {
+            await waitForStores { key == $0 }
         }
 
         /// ``invalidate(_:)`` for every fill under way whose key starts with `prefix`.
-        func invalidate(keysStartingWith prefix: String) {
-            fills.withLock { fills in
-                for key in fills.keys where key.hasPrefix(prefix) { fills[key]!.isInvalidated = true }
+        func invalidate(keysStartingWith prefix: String) async {
+            await waitForStores { $0.hasPrefix(prefix) }
+        }
+
+        /// Marks the fills whose keys `matches` selects, and waits until none of them is storing.
+        private func waitForStores(_ matches: (String) -> Bool) async {
+            while true {
+                let storing = state.withLock { state -> String? in
+                    var storing: String?
+                    for key in state.fills.keys where matches(key) {
+                        state.fills[key]!.isInvalidated = true
+                        if state.fills[key]!.stores > 0 { storing = key }
+                    }
+                    return storing
+                }
+                guard let storing else { return }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let queued = state.withLock { state -> Bool in
+                        guard let fill = state.fills[storing], fill.stores > 0 else { return false }
+                        state.fills[storing]!.invalidations.append(continuation)
+                        return true
+                    }
+                    if !queued { continuation.resume() }
+                }
             }
         }
 
         /// Whether `key` was invalidated since its fill began (see ``invalidate(_:)``).
         func wasInvalidated(_ key: String) -> Bool {
-            fills.withLock { $0[key]?.isInvalidated ?? false }
+            state.withLock { $0.fills[key]?.isInvalidated ?? false }
         }
 
-        /// Ends the leader's fill of `key` and wakes its followers.
-        func finish(_ key: String) {
-            let woken = fills.withLock { $0.removeValue(forKey: key) }?.waiters ?? []
+        /// Whether the fill that `store` belongs to was invalidated since it began.
+        func wasInvalidated(_ store: Store) -> Bool {
+            guard let id = store.fill else { return false }
+            return state.withLock { state in
+                guard let fill = state.fills[store.key], fill.id == id else { return false }
+                return fill.isInvalidated
+            }
+        }
+
+        /// Lets a store of what a fetch of `key` got begin, unless its fill was invalidated.
+        ///
+        /// `nil`: store nothing. An invalidation waits for the store until ``endStore(_:)``; what
+        /// it stored is removed before then when ``wasInvalidated(_:)`` says so.
+        func beginStore(_ key: String) -> Store? {
+            state.withLock { state -> Store? in
+                guard let fill = state.fills[key] else { return Store(key: key, fill: nil) }
+                guard !fill.isInvalidated else { return nil }
+                state.fills[key]!.stores += 1
+                return Store(key: key, fill: fill.id)
+            }
+        }
+
+        /// Ends a store that ``beginStore(_:)`` let begin, and wakes the invalidations waiting
+        /// for it.
+        func endStore(_ store: Store) {
+            guard let id = store.fill else { return }
+            let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                guard let fill = state.fills[store.key], fill.id == id else { return [] }
+                state.fills[store.key]!.stores -= 1
+                guard fill.stores == 1 else { return [] }
+                state.fills[store.key]!.invalidations = []
+                return fill.invalidations
+            }
             for continuation in woken { continuation.resume() }
+        }
+
+        /// Ends the leader's fill of `key` and wakes its followers (and any invalidation still
+        /// waiting for it).
+        func finish(_ key: String) {
+            let fill = state.withLock { $0.fills.removeValue(forKey: key) }
+            for continuation in (fill?.waiters ?? []) + (fill?.invalidations ?? []) { continuation.resume() }
         }
     }
 #endif

@@ -80,7 +80,7 @@
         /// The memory tier cannot list its keys, so it is emptied whole (it refills from the disk
         /// tier); the disk tier is scanned; the shared tier removes the prefix in one statement.
         func purge(basePrefix: String) async -> Int {
-            fills.invalidate(keysStartingWith: basePrefix)
+            await fills.invalidate(keysStartingWith: basePrefix)
             memory.removeAll()
             var removed = await removeFromDisk(keysStartingWith: basePrefix)
             _ = await removeFromDisk(keysStartingWith: "serve-vary " + basePrefix)

@@ -492,8 +492,15 @@
 
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
-            // First: a fill under way then removes what it stores after this.
-            fills.invalidate(base)
+            // First: a fill under way then stores nothing more, and has removed what it stored.
+            await fills.invalidate(base)
+            await remove(base: base)
+        }
+
+        /// Removes `base`'s response and `Vary` marker from every tier, without marking a fill
+        /// under way (what a fill's leader does with its own answer, see
+        /// ``ProxyContext/discardIfInvalidated(_:)``).
+        func remove(base: String) async {
             _ = memory.removeValue(forKey: base)
             await removeStored(key: base)
             await removeMarker(base: base)
