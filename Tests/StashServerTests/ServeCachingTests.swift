@@ -215,6 +215,45 @@
             }
         }
 
+        /// RFC 9111 §4.4: a revalidation sent before an invalidation does not store its answer after
+        /// it.
+        ///
+        /// A request with `Cache-Control: no-cache` (§5.2.1.4) revalidates the stored v1; the origin
+        /// holds its answer (v2) while a `POST` makes v3 current. The request still gets v2, and the
+        /// next one gets v3, never v2 from the cache.
+        @Test func aRevalidationUnderWayWhenItsURLIsInvalidatedStoresNothing() async throws {
+            try await withProxy { (origin: Origin, proxy: ServeProcess) async throws in
+                let version = Locked(1)
+                let held = Gate()
+                let arrived = Locked(0)
+                origin.route("/doc") { request, _ in
+                    if request.method == "POST" { return Origin.Reply(body: Data()) }
+                    let current = version.withLock { $0 }
+                    if current == 2 {
+                        arrived.withLock { $0 += 1 }
+                        await held.wait()
+                    }
+                    return Origin.Reply(
+                        headers: [("Cache-Control", "max-age=600"), ("ETag", "\"\(current)\"")],
+                        body: Data("v\(current)".utf8))
+                }
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v1")
+                version.withLock { $0 = 2 }
+                let revalidation = Task { () async throws -> RawHTTP.Response in
+                    try await RawHTTP.request(port: proxy.port, "/doc", headers: [("Cache-Control", "no-cache")])
+                }
+                #expect(await eventually { arrived.withLock { $0 } == 1 })
+                #expect(origin.requests("/doc").last?.header("if-none-match") == "\"1\"")
+                version.withLock { $0 = 3 }
+                #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
+                held.open()
+                #expect(try await revalidation.value.text == "v2")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
+                #expect(origin.count("/doc") == 3 + 1)
+            }
+        }
+
         /// RFC 9111 §4.3.4: a `304` to a revalidation updates the stored headers, and the stored body
         /// is served with them.
         @Test func notModifiedUpdatesStoredHeaders() async throws {

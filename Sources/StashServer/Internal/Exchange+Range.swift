@@ -22,7 +22,7 @@
             guard let answer = try await askOrigin(request, stored: stored) else { return }
             let (response, status, responseHeaders) = (answer.response, answer.status, answer.headers)
             if let stored, status == 304 {
-                try await serveRevalidated(stored, notModified: answer)
+                try await serveRevalidated(stored, base: base, notModified: answer)
                 return
             }
             let storable =

@@ -72,10 +72,13 @@
                             StaleRevalidation.start(
                                 found, base: base, head: head, client: writer.record.client, context: context)
                             try await serve(found, status: .stale)
-                        } else if hasRange, head.method == .GET {
-                            try await forwardForRange(stored: found, base: base)
+                        } else if context.fills.lead(base) {
+                            // Its answer is stored in a fill, which an invalidation reaches (§4.4).
+                            try await asLeader(of: base) { exchange in
+                                try await exchange.revalidate(found, base: base, hasRange: hasRange)
+                            }
                         } else {
-                            try await forward(stored: found, base: base)
+                            try await revalidate(found, base: base, hasRange: hasRange)
                         }
                         return
                     case .onlyIfCachedMiss:
@@ -103,7 +106,9 @@
                     // and stores. Else it fetches without storing: every store belongs to a fill,
                     // which an invalidation of the URL reaches (RFC 9111 §4.4).
                     if context.fills.lead(base) {
-                        try await fill(base: base, hasRange: hasRange, partialLength: partialLength)
+                        try await asLeader(of: base) { exchange in
+                            try await exchange.fill(base: base, hasRange: hasRange, partialLength: partialLength)
+                        }
                     } else {
                         try await forward(stored: nil, base: nil)
                     }
@@ -114,30 +119,21 @@
                     waited = true
                     continue
                 case .leader:
-                    try await fill(base: base, hasRange: hasRange, partialLength: partialLength)
+                    try await asLeader(of: base) { exchange in
+                        try await exchange.fill(base: base, hasRange: hasRange, partialLength: partialLength)
+                    }
                     return
                 }
             }
             try await forward(stored: nil, base: base)
         }
 
-        /// What the leader of `base`'s fill does: fetches what the request needs, answers and
-        /// stores it, then ends the fill (after removing what it stored if the URL was invalidated
-        /// meanwhile, see ``ProxyContext/discardIfInvalidated(fill:)``).
-        private mutating func fill(base: String, hasRange: Bool, partialLength: Int?) async throws {
+        /// Runs `work` as the leader of `base`'s fill (``FillCoordinator/lead(_:)`` made it so),
+        /// then ends the fill, after removing what it stored if the URL was invalidated meanwhile
+        /// (``ProxyContext/discardIfInvalidated(fill:)``).
+        private mutating func asLeader(of base: String, _ work: (inout Exchange) async throws -> Void) async throws {
             do {
-                if hasRange, let partialLength,
-                    partialLength > min(context.options.rangeFetchLimit, context.maximumStoredBody)
-                {
-                    // Known from its partial content to be too long to fetch whole: the client's
-                    // range goes to the origin, and its answer adds a piece.
-                    try await forward(stored: nil, base: nil, partialBase: base)
-                } else if hasRange {
-                    try await forwardForRange(stored: nil, base: base)
-                } else {
-                    let completed = try await completePartial(base: base)
-                    if !completed { try await forward(stored: nil, base: base) }
-                }
+                try await work(&self)
             } catch {
                 await context.discardIfInvalidated(fill: base)
                 context.fills.finish(base)
@@ -145,6 +141,32 @@
             }
             await context.discardIfInvalidated(fill: base)
             context.fills.finish(base)
+        }
+
+        /// Fetches what a request that found nothing usable needs, answers and stores it.
+        private mutating func fill(base: String, hasRange: Bool, partialLength: Int?) async throws {
+            if hasRange, let partialLength,
+                partialLength > min(context.options.rangeFetchLimit, context.maximumStoredBody)
+            {
+                // Known from its partial content to be too long to fetch whole: the client's range
+                // goes to the origin, and its answer adds a piece.
+                try await forward(stored: nil, base: nil, partialBase: base)
+            } else if hasRange {
+                try await forwardForRange(stored: nil, base: base)
+            } else {
+                let completed = try await completePartial(base: base)
+                if !completed { try await forward(stored: nil, base: base) }
+            }
+        }
+
+        /// Asks the origin to validate `found` (RFC 9111 §4.3.1) for a request it cannot answer
+        /// alone, and answers with what comes back.
+        private mutating func revalidate(_ found: ResponseStore.Found, base: String, hasRange: Bool) async throws {
+            if hasRange, head.method == .GET {
+                try await forwardForRange(stored: found, base: base)
+            } else {
+                try await forward(stored: found, base: base)
+            }
         }
 
         /// Answers from a stored response, with its stored headers and a current `Age` (RFC 9111 §4.2.3),
@@ -221,7 +243,7 @@
             }
 
             if let stored, status == 304 {
-                try await serveRevalidated(stored, notModified: answer)
+                try await serveRevalidated(stored, base: base ?? stored.key, notModified: answer)
                 return
             }
 

@@ -24,8 +24,6 @@
         let spoolDirectory: URL
         /// The operator's rules for request targets, forwarding fields, purges and ranges.
         let options: ServeOptions
-        /// Base keys with a background revalidation in flight (RFC 5861 §3: one at a time).
-        let revalidations = LockedValue(Set<String>())
         /// Base keys known to have stored partial content (RFC 9111 §3.3), that a request without
         /// `Range` tries to complete; see ``Exchange/notePartial(_:)``.
         let partials = LockedValue(Set<String>())

@@ -7,16 +7,19 @@
     /// and one revalidation per URL runs in the background, freshening or replacing the stored
     /// response for the requests that follow.
     enum StaleRevalidation {
-        /// Starts the background revalidation of `found` for the request `head`, unless one is
-        /// already running for `base`.
+        /// Starts the background revalidation of `found` for the request `head`, unless a fill of
+        /// `base` (a miss, or another revalidation) is under way.
+        ///
+        /// The revalidation leads a fill of `base`, so that what it stores is stored in a fill, which
+        /// an invalidation of the URL reaches (RFC 9111 §4.4, ``ProxyContext/storeFetched(base:_:)``).
         static func start(
             _ found: ResponseStore.Found, base: String, head: HTTPRequestHead, client: String, context: ProxyContext
         ) {
-            let isFirst = context.revalidations.withLock { $0.insert(base).inserted }
-            guard isFirst else { return }
+            guard context.fills.lead(base) else { return }
             Task {
                 await revalidate(found, base: base, head: head, client: client, context: context)
-                _ = context.revalidations.withLock { $0.remove(base) }
+                await context.discardIfInvalidated(fill: base)
+                context.fills.finish(base)
             }
         }
 
@@ -39,7 +42,7 @@
                         stored: found.response.headers, notModified: responseHeaders)
                     let updated = found.response.updating(
                         headers: headers, requestTime: requestTime, responseTime: responseTime)
-                    await context.store.update(updated, key: found.key)
+                    await context.storeFetched(base: base) { await context.store.update(updated, key: found.key) }
                     return
                 }
                 guard
@@ -66,25 +69,10 @@
                     spool.discard()
                     return
                 }
-                spool.close()
-                var headers = storable
-                headers.remove(name: "content-length")
-                headers.add(name: "Content-Length", value: String(spool.length))
-                var vary: [String: String] = [:]
-                for name in ResponseStore.varyNames(responseHeaders) {
-                    vary[name] = ResponseStore.fieldValue(name, in: head.headers)
-                }
-                let key = await context.store.storageKey(
-                    base: base, requestHeaders: head.headers, responseHeaders: responseHeaders)
-                let cached = CachedResponse(
-                    status: status, headers: headers, varyValues: vary, requestTime: requestTime,
-                    responseTime: responseTime, body: spool.buffer, bodyLength: spool.length)
-                if let file = spool.file {
-                    await context.store.store(cached, key: key, bodyFile: file)
-                    try? FileManager.default.removeItem(at: file)
-                } else {
-                    await context.store.store(cached, key: key)
-                }
+                await Exchange.store(
+                    spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
+                    requestHeaders: head.headers, requestTime: requestTime, responseTime: responseTime,
+                    context: context)
             } catch {
                 context.logger.debug("background revalidation of \(head.uri) failed: \(error)")
             }
