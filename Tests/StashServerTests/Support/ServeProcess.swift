@@ -1,5 +1,6 @@
 #if Serve
     import Foundation
+    import Testing
 
     #if canImport(Glibc)
         import Glibc
@@ -16,13 +17,18 @@
         let metricsPort: Int?
         private let output: Locked<Data>
         private let errors: Locked<Data>
+        /// Opens when the process's standard error was read to its end.
+        private let errorsRead: Gate
 
-        private init(process: Process, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>) {
+        private init(
+            process: Process, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>, errorsRead: Gate
+        ) {
             self.process = process
             self.port = port
             self.metricsPort = metricsPort
             self.output = output
             self.errors = errors
+            self.errorsRead = errorsRead
         }
 
         /// The built `stash` binary, next to the test bundle.
@@ -43,7 +49,7 @@
             let output = Locked(Data())
             let errors = Locked(Data())
             let ready = AsyncStream<String>.makeStream()
-            let errorsEnded = AsyncStream<Void>.makeStream()
+            let errorsRead = Gate()
             // Each pipe is read to its end by a thread of its own, with blocking reads. Not with
             // `readabilityHandler`: on Linux its dispatch source can still be draining when the pipe's
             // descriptor is closed, and ThreadSanitizer builds crashed in libdispatch's manager thread.
@@ -62,7 +68,7 @@
             }
             readToEnd(errPipe.fileHandleForReading) { data in
                 guard let data else {
-                    errorsEnded.continuation.finish()
+                    errorsRead.open()
                     return
                 }
                 errors.withLock { $0.append(data) }
@@ -76,7 +82,7 @@
             }
             guard let line else {
                 process.waitUntilExit()
-                for await _ in errorsEnded.stream {}
+                await errorsRead.wait()
                 let message = errors.withLock { String(decoding: $0, as: UTF8.self) }
                 throw Failure(description: "stash serve exited with \(process.terminationStatus): \(message)")
             }
@@ -86,7 +92,7 @@
             }
             return ServeProcess(
                 process: process, port: ports[0], metricsPort: ports.count > 1 ? ports[1] : nil, output: output,
-                errors: errors)
+                errors: errors, errorsRead: errorsRead)
         }
 
         /// Calls `received` with each chunk read from `handle`, on a thread of its own, then with `nil`
@@ -112,14 +118,26 @@
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
         /// Waits for the process to exit and returns its status.
+        ///
+        /// A sanitizer's report in what the process wrote to standard error (a build with
+        /// `scripts/sanitize`) fails the test that ran it: the proxy's threads run in this child
+        /// process, where the test process's own sanitizer does not look.
         func waitForExit() async -> Int32 {
             let process = process
-            return await withCheckedContinuation { continuation in
+            let status = await withCheckedContinuation { continuation in
                 Thread {
                     process.waitUntilExit()
                     continuation.resume(returning: process.terminationStatus)
                 }.start()
             }
+            await errorsRead.wait()
+            let errors = standardError
+            for marker in ["WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"]
+            where errors.contains(marker) {
+                Issue.record("stash serve (process \(process.processIdentifier)) reported \(marker):\n\(errors)")
+                break
+            }
+            return status
         }
 
         /// Stops the process (SIGTERM, then SIGKILL after 10 s) and waits for it.
