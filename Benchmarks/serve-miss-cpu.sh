@@ -4,10 +4,13 @@
 # pass over every object of a working set (all misses: every request goes to the origin and is
 # stored), in front of one nginx origin.
 #
-#   Benchmarks/serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]
+#   Benchmarks/serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]
 #
 # BASE and NEW are `stash` binaries, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
-# (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk).
+# (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk), or `nginx-relay`: the
+# same nginx without `proxy_cache` (it relays and stores nothing: against `nginx`, its cache's share). `stash serve` runs with
+# `--memory-limit 64MiB` and a 2 GiB disk tier; with `--memory-only`, without the disk tier (the relay and
+# the memory tier alone: against a run with it, the disk tier's share of a miss).
 #
 # The objects are those of run-serve.sh (seeded: 60 % 1-8 KiB, 30 % 8-64 KiB, 10 % 64-512 KiB). For
 # each run it reports the proxy's CPU time (utime + stime from /proc/PID/stat of its processes, before
@@ -17,17 +20,20 @@
 # exit. Every server listens on 127.0.0.1 and is stopped when the script exits.
 set -euo pipefail
 
-base_bin="${1:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]}"
-new_bin="${2:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N]}"
+base_bin="${1:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]}"
+new_bin="${2:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]}"
 shift 2
 rounds=3
 objects=4000
 connections=32
+stash_storage=(--memory-limit 64MiB --size-limit 2GiB)
+memory_only=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) rounds="$2"; shift ;;
         --objects) objects="$2"; shift ;;
         --connections) connections="$2"; shift ;;
+        --memory-only) memory_only=1 ;;
         *) echo "serve-miss-cpu.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -91,9 +97,11 @@ cpu_ticks() {
 }
 ticks_per_second="$(getconf CLK_TCK)"
 
-# Starts nginx proxy_cache on port $2 with the cache directory $1; sets pid to its master's process id.
+# Starts nginx proxy_cache on port $2 with the cache directory $1 (without proxy_cache when $3 is
+# "relay"); sets pid to its master's process id.
 start_nginx_proxy() {
-    local dir=$1 port=$2
+    local dir=$1 port=$2 cache="proxy_cache stash_bench; proxy_cache_lock on;"
+    [[ ${3:-} == relay ]] && cache=""
     mkdir -p "$dir/cache" "$dir/temp" "$dir/logs"
     chmod -R a+rwX "$dir"
     cat >"$dir/nginx.conf" <<CONF
@@ -112,8 +120,7 @@ http {
             proxy_pass http://origin;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_cache stash_bench;
-            proxy_cache_lock on;
+            $cache
         }
     }
 }
@@ -134,11 +141,13 @@ for round in $(seq "$rounds"); do
         # previous pass's files paid for that search in every file it created (a fifth of the
         # proxy's CPU in a profile), and the rounds measured the file system more than the proxy.
         dir="$work/cache-$round-$label"
-        if [[ $bin == nginx ]]; then
-            start_nginx_proxy "$dir" "$port"
+        if [[ $bin == nginx || $bin == nginx-relay ]]; then
+            start_nginx_proxy "$dir" "$port" "${bin#nginx-}"
         else
-            "$bin" serve --origin "http://127.0.0.1:$origin_port" --listen "127.0.0.1:$port" --dir "$dir" \
-                --memory-limit 64MiB --size-limit 2GiB >"$work/serve-$label.log" 2>&1 &
+            storage=(--dir "$dir" "${stash_storage[@]}")
+            [[ $memory_only == 1 ]] && storage=(--memory-limit 64MiB)
+            "$bin" serve --origin "http://127.0.0.1:$origin_port" --listen "127.0.0.1:$port" "${storage[@]}" \
+                >"$work/serve-$label.log" 2>&1 &
             pid=$!
         fi
         pids+=("$pid")
@@ -146,6 +155,9 @@ for round in $(seq "$rounds"); do
             curl -s -o /dev/null -m 1 "http://127.0.0.1:$port/o/0-not-there" && break
             sleep 0.1
         done
+        # The passes before wrote about 1 GiB each: written back first, so that this pass does not
+        # pay for their writeback (the kernel throttles a writer once dirty pages pass a share of RAM).
+        sync
         before="$(cpu_ticks "$pid")"
         seconds="$(python3 "$pass_client" "$port" "$connections" "$work/objects.txt")"
         after="$(cpu_ticks "$pid")"
