@@ -39,6 +39,13 @@
         private struct State {
             var fills: [String: Fill] = [:]
             var nextID: UInt64 = 0
+
+            /// Marks `key`'s fill as invalidated; the fill, when it is storing.
+            mutating func mark(_ key: String) -> (key: String, id: UInt64)? {
+                guard let fill = fills[key] else { return nil }
+                fills[key]!.isInvalidated = true
+                return fill.stores > 0 ? (key, fill.id) : nil
+            }
         }
 
         private let state = LockedValue(State())
@@ -79,30 +86,26 @@
         /// (``wasInvalidated(_:)``), and a store under way ends (with that removal) before the
         /// caller removes what the tiers hold.
         func invalidate(_ key: String) async {
-            await waitForStores { key == $0 }
+            await waitForStores(of: state.withLock { $0.mark(key) }.map { [$0] } ?? [])
         }
 
         /// ``invalidate(_:)`` for every fill under way whose key starts with `prefix`.
         func invalidate(keysStartingWith prefix: String) async {
-            await waitForStores { $0.hasPrefix(prefix) }
+            let storing = state.withLock { state in
+                state.fills.keys.filter { $0.hasPrefix(prefix) }.compactMap { state.mark($0) }
+            }
+            await waitForStores(of: storing)
         }
 
-        /// Marks the fills whose keys `matches` selects, and waits until none of them is storing.
-        private func waitForStores(_ matches: (String) -> Bool) async {
-            while true {
-                let storing = state.withLock { state -> String? in
-                    var storing: String?
-                    for key in state.fills.keys where matches(key) {
-                        state.fills[key]!.isInvalidated = true
-                        if state.fills[key]!.stores > 0 { storing = key }
-                    }
-                    return storing
-                }
-                guard let storing else { return }
+        /// Waits until each of `fills` stores nothing more, or has ended.
+        ///
+        /// A fill of the same key that began after the mark is not waited for.
+        private func waitForStores(of fills: [(key: String, id: UInt64)]) async {
+            for (key, id) in fills {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let queued = state.withLock { state -> Bool in
-                        guard let fill = state.fills[storing], fill.stores > 0 else { return false }
-                        state.fills[storing]!.invalidations.append(continuation)
+                        guard let fill = state.fills[key], fill.id == id, fill.stores > 0 else { return false }
+                        state.fills[key]!.invalidations.append(continuation)
                         return true
                     }
                     if !queued { continuation.resume() }

@@ -499,7 +499,7 @@
 
         /// Removes `base`'s response and `Vary` marker from every tier, without marking a fill
         /// under way (what a fill's leader does with its own answer, see
-        /// ``ProxyContext/discardIfInvalidated(_:)``).
+        /// ``ProxyContext/discard(base:)``).
         func remove(base: String) async {
             _ = memory.removeValue(forKey: base)
             await removeStored(key: base)
