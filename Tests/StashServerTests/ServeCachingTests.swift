@@ -141,21 +141,10 @@
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-fill-\(UUID())")
             defer { try? FileManager.default.removeItem(at: directory) }
             try await withProxy(onDisk ? ["--dir", directory.path] : []) { origin, proxy in
-                let version = Locked(1)
-                let held = Gate()
-                let arrived = Locked(0)
-                origin.route("/doc") { request, _ in
-                    if request.method == "POST" { return Origin.Reply(body: Data()) }
-                    let current = version.withLock { $0 }
-                    if current == 1 {
-                        arrived.withLock { $0 += 1 }
-                        await held.wait()
-                    }
-                    return Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data("v\(current)".utf8))
-                }
+                let document = VersionedDocument(origin: origin, path: "/doc", holding: [1])
                 let early = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
-                #expect(await eventually { arrived.withLock { $0 } == 1 })
-                version.withLock { $0 = 2 }
+                #expect(await eventually { document.arrived(1) == 1 })
+                document.set(2)
                 let post = try await RawHTTP.request(port: proxy.port, method: "POST", "/doc", body: Data("new".utf8))
                 #expect(post.status == 200)
                 let late = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
@@ -163,11 +152,11 @@
                 // the fill ended, the stored answer it would find is the one this test forbids as
                 // well: the pause can let the test miss the follower's path, never fail it.
                 try await Task.sleep(for: .milliseconds(300))
-                held.open()
+                document.release(1)
                 #expect(try await early.value.text == "v1")
                 #expect(try await late.value.text == "v2")
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v2")
-                #expect(arrived.withLock { $0 } == 1)
+                #expect(document.arrived(1) == 1)
             }
         }
 
@@ -182,32 +171,21 @@
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-fill-\(UUID())")
             defer { try? FileManager.default.removeItem(at: directory) }
             try await withProxy(onDisk ? ["--dir", directory.path] : []) { origin, proxy in
-                let version = Locked(1)
-                let gates = [1: Gate(), 2: Gate()]
-                let arrived = Locked([Int: Int]())
-                origin.route("/doc") { request, _ in
-                    if request.method == "POST" { return Origin.Reply(body: Data()) }
-                    let current = version.withLock { $0 }
-                    if let gate = gates[current] {
-                        arrived.withLock { $0[current, default: 0] += 1 }
-                        await gate.wait()
-                    }
-                    return Origin.Reply(headers: [("Cache-Control", "max-age=600")], body: Data("v\(current)".utf8))
-                }
+                let document = VersionedDocument(origin: origin, path: "/doc", holding: [1, 2])
                 let leader = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
-                #expect(await eventually { arrived.withLock { $0[1] } == 1 })
+                #expect(await eventually { document.arrived(1) == 1 })
                 let follower = Task { try await RawHTTP.request(port: proxy.port, "/doc") }
                 // Time for the follower to reach the fill's wait. Should it get there only after the
                 // fill ended, it leads a fill of its own, the path under test as well.
                 try await Task.sleep(for: .milliseconds(300))
-                version.withLock { $0 = 2 }
+                document.set(2)
                 #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
-                gates[1]!.open()
+                document.release(1)
                 #expect(try await leader.value.text == "v1")
-                #expect(await eventually { arrived.withLock { $0[2] } == 1 })
-                version.withLock { $0 = 3 }
+                #expect(await eventually { document.arrived(2) == 1 })
+                document.set(3)
                 #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
-                gates[2]!.open()
+                document.release(2)
                 #expect(try await follower.value.text == "v2")
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
@@ -223,30 +201,19 @@
         /// next one gets v3, never v2 from the cache.
         @Test func aRevalidationUnderWayWhenItsURLIsInvalidatedStoresNothing() async throws {
             try await withProxy { (origin: Origin, proxy: ServeProcess) async throws in
-                let version = Locked(1)
-                let held = Gate()
-                let arrived = Locked(0)
-                origin.route("/doc") { request, _ in
-                    if request.method == "POST" { return Origin.Reply(body: Data()) }
-                    let current = version.withLock { $0 }
-                    if current == 2 {
-                        arrived.withLock { $0 += 1 }
-                        await held.wait()
-                    }
-                    return Origin.Reply(
-                        headers: [("Cache-Control", "max-age=600"), ("ETag", "\"\(current)\"")],
-                        body: Data("v\(current)".utf8))
+                let document = VersionedDocument(origin: origin, path: "/doc", holding: [2]) { version in
+                    [("Cache-Control", "max-age=600"), ("ETag", "\"\(version)\"")]
                 }
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v1")
-                version.withLock { $0 = 2 }
+                document.set(2)
                 let revalidation = Task { () async throws -> RawHTTP.Response in
                     try await RawHTTP.request(port: proxy.port, "/doc", headers: [("Cache-Control", "no-cache")])
                 }
-                #expect(await eventually { arrived.withLock { $0 } == 1 })
+                #expect(await eventually { document.arrived(2) == 1 })
                 #expect(origin.requests("/doc").last?.header("if-none-match") == "\"1\"")
-                version.withLock { $0 = 3 }
+                document.set(3)
                 #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
-                held.open()
+                document.release(2)
                 #expect(try await revalidation.value.text == "v2")
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")
                 #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v3")

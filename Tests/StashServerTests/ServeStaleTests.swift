@@ -53,30 +53,19 @@
         /// current; every request after the `POST` gets v3, never v2 from the cache.
         @Test func aBackgroundRevalidationUnderWayWhenItsURLIsInvalidatedStoresNothing() async throws {
             try await withProxy { origin, proxy in
-                let version = Locked(1)
-                let held = Gate()
-                let arrived = Locked(0)
                 // `Age: 100` against `max-age=60`: v1 is stored 40 s stale at once, inside the window.
-                origin.route("/swr") { request, _ in
-                    if request.method == "POST" { return Origin.Reply(body: Data()) }
-                    let current = version.withLock { $0 }
-                    if current == 2 {
-                        arrived.withLock { $0 += 1 }
-                        await held.wait()
-                    }
-                    return Origin.Reply(
-                        headers: current == 1
-                            ? [("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("Age", "100")]
-                            : [("Cache-Control", "max-age=600")],
-                        body: Data("v\(current)".utf8))
+                let document = VersionedDocument(origin: origin, path: "/swr", holding: [2]) { version in
+                    version == 1
+                        ? [("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("Age", "100")]
+                        : [("Cache-Control", "max-age=600")]
                 }
                 #expect(try await RawHTTP.request(port: proxy.port, "/swr").text == "v1")
-                version.withLock { $0 = 2 }
+                document.set(2)
                 #expect(try await RawHTTP.request(port: proxy.port, "/swr").text == "v1")
-                #expect(try await Self.eventually { arrived.withLock { $0 } == 1 })
-                version.withLock { $0 = 3 }
+                #expect(try await Self.eventually { document.arrived(2) == 1 })
+                document.set(3)
                 #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/swr").status == 200)
-                held.open()
+                document.release(2)
                 #expect(try await RawHTTP.request(port: proxy.port, "/swr").text == "v3")
                 // Time for a background revalidation that still stored v2 to do so: the pause can let
                 // the test miss that bug, never fail on correct code.
