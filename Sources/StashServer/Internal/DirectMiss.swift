@@ -296,7 +296,6 @@
                         handOff.spool, status: status, storable: storable, responseHeaders: responseHeaders, base: base,
                         requestHeaders: requestHeaders, requestTime: requestTime, responseTime: responseTime,
                         context: context)
-                    await context.discardIfInvalidated(fill: base)
                     loop.execute { self.finish() }
                 }
                 return
@@ -397,12 +396,10 @@
             do {
                 try await relay(answer, stored: nil, base: base)
             } catch {
-                await context.discardIfInvalidated(fill: base)
                 context.fills.finish(base)
                 await failed(error)
                 return
             }
-            await context.discardIfInvalidated(fill: base)
             context.fills.finish(base)
         }
     }

@@ -128,19 +128,14 @@
             try await forward(stored: nil, base: base)
         }
 
-        /// Runs `work` as the leader of `base`'s fill (``FillCoordinator/lead(_:)`` made it so),
-        /// then ends the fill, after removing what it stored if the URL was invalidated meanwhile
-        /// (``ProxyContext/discardIfInvalidated(fill:)``).
+        /// Runs `work` as the leader of `base`'s fill, then ends the fill.
+        ///
+        /// ``FillCoordinator/lead(_:)`` made the caller the leader. The fill's stores go through
+        /// ``ProxyContext/storeFetched(base:_:)``, so an invalidation of the URL reaches what it
+        /// stores whenever it comes.
         private mutating func asLeader(of base: String, _ work: (inout Exchange) async throws -> Void) async throws {
-            do {
-                try await work(&self)
-            } catch {
-                await context.discardIfInvalidated(fill: base)
-                context.fills.finish(base)
-                throw error
-            }
-            await context.discardIfInvalidated(fill: base)
-            context.fills.finish(base)
+            defer { context.fills.finish(base) }
+            try await work(&self)
         }
 
         /// Fetches what a request that found nothing usable needs, answers and stores it.

@@ -113,11 +113,6 @@
             }
         }
 
-        /// Whether `key` was invalidated since its fill began (see ``invalidate(_:)``).
-        func wasInvalidated(_ key: String) -> Bool {
-            state.withLock { $0.fills[key]?.isInvalidated ?? false }
-        }
-
         /// Whether the fill that `store` belongs to was invalidated since it began.
         func wasInvalidated(_ store: Store) -> Bool {
             guard let id = store.fill else { return false }

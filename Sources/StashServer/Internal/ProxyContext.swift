@@ -48,16 +48,6 @@
             self.options = options
         }
 
-        /// What a fill's leader does before it ends the fill: when the URL was invalidated since
-        /// the fill began (RFC 9111 §4.4: an unsafe method's answer or a purge), the answer was
-        /// asked for before that, and whatever of it a store left (one that ``storeFetched(base:_:)``
-        /// did not cover) is removed, so that no request after the invalidation gets it (the fill's
-        /// own client still does).
-        func discardIfInvalidated(fill base: String) async {
-            guard fills.wasInvalidated(base) else { return }
-            await discard(base: base)
-        }
-
         /// Removes what a fill of `base` stored: its response, `Vary` marker and partial content.
         func discard(base: String) async {
             await store.remove(base: base)
@@ -67,9 +57,12 @@
 
         /// Runs `store`, which stores what a fetch of `base` got, unless its fill was invalidated.
         ///
-        /// `false`: the fill under way was invalidated since it began, and nothing is stored (the
-        /// caller discards the body). When an invalidation arrives while `store` runs, what it
-        /// stored is removed before the invalidation returns (``FillCoordinator/beginStore(_:)``).
+        /// `false`: the fill under way was invalidated since it began (RFC 9111 §4.4: an unsafe
+        /// method's answer or a purge), and nothing is stored (the caller discards the body). When
+        /// an invalidation arrives while `store` runs, what it stored is removed before the
+        /// invalidation returns (``FillCoordinator/beginStore(_:)``); one that arrives after removes
+        /// it itself. Either way no request after the invalidation gets the answer (the fill's own
+        /// client still does).
         @discardableResult
         func storeFetched(base: String, _ store: () async -> Void) async -> Bool {
             guard let begun = fills.beginStore(base) else { return false }

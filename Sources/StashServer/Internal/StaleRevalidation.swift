@@ -18,7 +18,6 @@
             guard context.fills.lead(base) else { return }
             Task {
                 await revalidate(found, base: base, head: head, client: client, context: context)
-                await context.discardIfInvalidated(fill: base)
                 context.fills.finish(base)
             }
         }
