@@ -238,7 +238,7 @@
             let answer = Exchange.OriginAnswer(
                 response: OriginResponse(
                     status: status, headers: originHead.headers,
-                    body: OriginResponse.Body(OriginResponse.PartReader(parts))),
+                    body: OriginResponse.Body(OriginResponse.PartReader(parts, handOff: connection.handOff))),
                 status: status, headers: responseHeaders, requestTime: requestTime, responseTime: responseTime)
             let writer = ResponseWriter(
                 channel: channel, completion: completion, keepAlive: keepAlive, isHead: false, record: record)

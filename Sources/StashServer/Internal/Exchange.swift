@@ -70,7 +70,7 @@
                         if ServePolicy.mayServeWhileRevalidating(found.response, requestHeaders: head.headers) {
                             // RFC 5861 §3: served stale now, revalidated once in the background.
                             StaleRevalidation.start(
-                                found, base: base, head: head, client: writer.record.client, context: context)
+                                base: base, head: head, client: writer.record.client, context: context)
                             try await serve(found, status: .stale)
                         } else if context.fills.lead(base) {
                             // Its answer is stored in a fill, which an invalidation reaches (§4.4).

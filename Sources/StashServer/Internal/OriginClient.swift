@@ -110,7 +110,7 @@
                     do {
                         let parts = try await connection.start(
                             head: requestHead(request), endsRequest: request.body == nil, deadline: deadline)
-                        let reader = OriginResponse.PartReader(parts)
+                        let reader = OriginResponse.PartReader(parts, handOff: connection.handOff)
                         if let body = request.body {
                             Task { [connection] in await connection.send(body: body.sequence) }
                         }
@@ -188,10 +188,19 @@
         /// Reads the parts of one answer; one task reads at a time (the exchange's).
         final class PartReader: @unchecked Sendable {
             private var iterator: OriginParts.AsyncIterator
+            private let handOff: HandOffFence
 
-            init(_ parts: OriginParts) { iterator = parts.makeAsyncIterator() }
+            /// Reads `parts`, which the connection yields after passing `handOff`.
+            init(_ parts: OriginParts, handOff: HandOffFence) {
+                iterator = parts.makeAsyncIterator()
+                self.handOff = handOff
+            }
 
-            func next() async throws -> OriginPart? { try await iterator.next() }
+            func next() async throws -> OriginPart? {
+                let part = try await iterator.next()
+                handOff.pass()
+                return part
+            }
         }
 
         /// The body's chunks; read once.

@@ -7,17 +7,22 @@
     /// and one revalidation per URL runs in the background, freshening or replacing the stored
     /// response for the requests that follow.
     enum StaleRevalidation {
-        /// Starts the background revalidation of `found` for the request `head`, unless a fill of
-        /// `base` (a miss, or another revalidation) is under way.
+        /// Starts the background revalidation of what `base` has stored for the request `head`,
+        /// unless a fill of `base` (a miss, or another revalidation) is under way.
         ///
         /// The revalidation leads a fill of `base`, so that what it stores is stored in a fill, which
         /// an invalidation of the URL reaches (RFC 9111 §4.4, ``ProxyContext/storeFetched(base:_:)``).
-        static func start(
-            _ found: ResponseStore.Found, base: String, head: HTTPRequestHead, client: String, context: ProxyContext
-        ) {
+        static func start(base: String, head: HTTPRequestHead, client: String, context: ProxyContext) {
             guard context.fills.lead(base) else { return }
             Task {
-                await revalidate(found, base: base, head: head, client: client, context: context)
+                // The request found the stale response before it led: another revalidation may
+                // have stored its answer in between (it is then fresh, revalidated once, not
+                // again), or an invalidation removed it (the next request fetches).
+                if let current = await context.store.lookUp(base: base, requestHeaders: head.headers),
+                    ServePolicy.reuse(requestHeaders: head.headers, stored: current.response, now: Date()) != .fresh
+                {
+                    await revalidate(current, base: base, head: head, client: client, context: context)
+                }
                 context.fills.finish(base)
             }
         }
