@@ -17,9 +17,9 @@
             let returned = Locked(false)
             let invalidation = Task {
                 if byPrefix {
-                    await fills.invalidate(keysStartingWith: "/a/")
+                    await fills.invalidate(keysStartingWith: "/a/") {}
                 } else {
-                    await fills.invalidate("/a/doc")
+                    await fills.invalidate("/a/doc") {}
                 }
                 returned.withLock { $0 = true }
             }
@@ -39,14 +39,55 @@
         /// belongs to no fill (nothing to mark) is never refused.
         @Test func anInvalidationWithNoStoreUnderWayDoesNotWait() async throws {
             let fills = FillCoordinator()
-            await fills.invalidate("/idle")
+            await fills.invalidate("/idle") {}
             let untracked = try #require(fills.beginStore("/idle"))
             #expect(!fills.wasInvalidated(untracked))
             #expect(fills.lead("/doc"))
-            await fills.invalidate("/doc")
+            await fills.invalidate("/doc") {}
             #expect(fills.beginStore("/doc") == nil)
             fills.finish("/doc")
             fills.endStore(untracked)
+        }
+
+        /// A fill that begins while an invalidation of its URL (or of a prefix of it) is removing
+        /// what the tiers hold stores nothing.
+        ///
+        /// It may have read a tier the invalidation had not cleaned yet. A fill that begins after
+        /// the invalidation returned stores, and a fill of another URL is not touched.
+        @Test(arguments: [false, true])
+        func aFillThatBeginsWhileAnInvalidationRemovesStoresNothing(byPrefix: Bool) async throws {
+            let fills = FillCoordinator()
+            let removing = Gate()
+            let removalStarted = Locked(false)
+            let invalidation = Task {
+                let remove = {
+                    removalStarted.withLock { $0 = true }
+                    await removing.wait()
+                }
+                if byPrefix {
+                    await fills.invalidate(keysStartingWith: "/a/", removing: remove)
+                } else {
+                    await fills.invalidate("/a/doc", removing: remove)
+                }
+            }
+            #expect(await eventually { removalStarted.withLock { $0 } })
+            #expect(fills.lead("/a/doc"))
+            #expect(fills.beginStore("/a/doc") == nil)
+            #expect(fills.lead("/b/doc"))
+            let other = try #require(fills.beginStore("/b/doc"))
+            #expect(!fills.wasInvalidated(other))
+            fills.endStore(other)
+            fills.finish("/b/doc")
+            removing.open()
+            await invalidation.value
+            // The fill that began during the invalidation stays marked until it ends.
+            #expect(fills.beginStore("/a/doc") == nil)
+            fills.finish("/a/doc")
+            #expect(fills.lead("/a/doc"))
+            let after = try #require(fills.beginStore("/a/doc"))
+            #expect(!fills.wasInvalidated(after))
+            fills.endStore(after)
+            fills.finish("/a/doc")
         }
 
         /// A store that began in a fill which has ended since is not counted against the next fill
@@ -58,7 +99,7 @@
             fills.finish("/doc")
             #expect(fills.lead("/doc"))
             fills.endStore(old)
-            await fills.invalidate("/doc")
+            await fills.invalidate("/doc") {}
             #expect(fills.beginStore("/doc") == nil)
             #expect(!fills.wasInvalidated(old))
             fills.finish("/doc")

@@ -6,9 +6,9 @@
     /// `proxy_cache_lock`).
     ///
     /// It also keeps invalidations (RFC 9111 §4.4) from losing a race with a fill: an invalidation
-    /// marks the fill under way, whose leader then stores nothing or removes what it stored, and
-    /// waits while that leader is storing, so that once the invalidation returns no tier holds
-    /// the answer that was asked for before it.
+    /// marks the fill under way and any fill that begins before it ends, whose leader then stores
+    /// nothing or removes what it stored, and waits while that leader is storing, so that once
+    /// the invalidation returns no tier holds the answer that was asked for before it.
     final class FillCoordinator: Sendable {
         /// What ``begin(_:)`` decided.
         enum Role {
@@ -39,6 +39,15 @@
         private struct State {
             var fills: [String: Fill] = [:]
             var nextID: UInt64 = 0
+            /// The keys, and the key prefixes, whose invalidations are under way (a count each: two
+            /// may overlap).
+            var invalidatedKeys: [String: Int] = [:]
+            var invalidatedPrefixes: [String] = []
+
+            /// Whether an invalidation of `key` is under way.
+            func isBeingInvalidated(_ key: String) -> Bool {
+                invalidatedKeys[key] != nil || invalidatedPrefixes.contains { key.hasPrefix($0) }
+            }
 
             /// Marks `key`'s fill as invalidated; the fill, when it is storing.
             mutating func mark(_ key: String) -> (key: String, id: UInt64)? {
@@ -64,7 +73,9 @@
             state.withLock { state -> Bool in
                 guard state.fills[key] == nil else { return false }
                 state.nextID += 1
-                state.fills[key] = Fill(id: state.nextID)
+                // A fill that begins while its URL is being invalidated may read a tier the
+                // invalidation has not cleaned yet (the shared tier): it stores nothing.
+                state.fills[key] = Fill(id: state.nextID, isInvalidated: state.isBeingInvalidated(key))
                 return true
             }
         }
@@ -80,21 +91,38 @@
             }
         }
 
-        /// Notes that `key`'s stored responses are being invalidated (RFC 9111 §4.4) while a fill
-        /// of it may be under way, and returns once that fill stores nothing more: its answer was
-        /// asked for before, so its leader stores nothing after this and removes what it stored
-        /// (``wasInvalidated(_:)``), and a store under way ends (with that removal) before the
-        /// caller removes what the tiers hold.
-        func invalidate(_ key: String) async {
-            await waitForStores(of: state.withLock { $0.mark(key) }.map { [$0] } ?? [])
-        }
-
-        /// ``invalidate(_:)`` for every fill under way whose key starts with `prefix`.
-        func invalidate(keysStartingWith prefix: String) async {
+        /// Invalidates `key` (RFC 9111 §4.4): marks the fill of it under way, if any, so that it
+        /// stores nothing more (its answer was asked for before), waits for a store of it under
+        /// way to end (its leader then removes what it stored), and runs `remove`, which removes
+        /// what the tiers hold.
+        ///
+        /// A fill of `key` that begins before this returns is marked too: it may read what
+        /// `remove` has not removed yet (a shared tier's entry, which the copy into this
+        /// instance's tiers would then outlive).
+        func invalidate(_ key: String, removing remove: () async -> Void) async {
             let storing = state.withLock { state in
-                state.fills.keys.filter { $0.hasPrefix(prefix) }.compactMap { state.mark($0) }
+                state.invalidatedKeys[key, default: 0] += 1
+                return state.mark(key).map { [$0] } ?? []
             }
             await waitForStores(of: storing)
+            await remove()
+            state.withLock { state in
+                state.invalidatedKeys[key]! -= 1
+                if state.invalidatedKeys[key] == 0 { state.invalidatedKeys[key] = nil }
+            }
+        }
+
+        /// ``invalidate(_:removing:)`` for every key that starts with `prefix`.
+        func invalidate(keysStartingWith prefix: String, removing remove: () async -> Void) async {
+            let storing = state.withLock { state in
+                state.invalidatedPrefixes.append(prefix)
+                return state.fills.keys.filter { $0.hasPrefix(prefix) }.compactMap { state.mark($0) }
+            }
+            await waitForStores(of: storing)
+            await remove()
+            state.withLock { state in
+                state.invalidatedPrefixes.remove(at: state.invalidatedPrefixes.firstIndex(of: prefix)!)
+            }
         }
 
         /// Waits until each of `fills` stores nothing more, or has ended.

@@ -80,13 +80,15 @@
         /// The memory tier cannot list its keys, so it is emptied whole (it refills from the disk
         /// tier); the disk tier is scanned; the shared tier removes the prefix in one statement.
         func purge(basePrefix: String) async -> Int {
-            await fills.invalidate(keysStartingWith: basePrefix)
-            memory.removeAll()
-            var removed = await removeFromDisk(keysStartingWith: basePrefix)
-            _ = await removeFromDisk(keysStartingWith: "serve-vary " + basePrefix)
-            removed = max(removed, await removeFromShared(keysStartingWith: basePrefix))
-            _ = await removeFromShared(keysStartingWith: "serve-vary " + basePrefix)
-            forgetMarkers()
+            var removed = 0
+            await fills.invalidate(keysStartingWith: basePrefix) {
+                memory.removeAll()
+                removed = await removeFromDisk(keysStartingWith: basePrefix)
+                _ = await removeFromDisk(keysStartingWith: "serve-vary " + basePrefix)
+                removed = max(removed, await removeFromShared(keysStartingWith: basePrefix))
+                _ = await removeFromShared(keysStartingWith: "serve-vary " + basePrefix)
+                forgetMarkers()
+            }
             return removed
         }
 

@@ -165,11 +165,33 @@
             {
                 return found
             }
-            if let response = await sharedLookUp(key: key), matches(response, requestHeaders) {
+            return await sharedHit(base: base, key: key, requestHeaders: requestHeaders)
+        }
+
+        /// The shared tier's response for `key`, copied into this instance's memory and disk
+        /// tiers when the caller can lead a fill of `base`.
+        ///
+        /// RFC 9111 §4.4: the copy is a fill, so that an invalidation of the URL reaches it. The
+        /// fill begins before the shared tier is read: an invalidation before that has already
+        /// removed the shared entry; one after it marks the fill, and the copy is then not made,
+        /// or removed before the invalidation returns. Without the fill, a response read just
+        /// before an invalidation and copied just after it would stay in this instance's tiers.
+        /// When a fill of `base` is under way (another request's miss, or the caller's own), the
+        /// response is served without a copy: that fill stores what the URL has now.
+        private func sharedHit(base: String, key: String, requestHeaders: HTTPHeaders) async -> Found? {
+            guard shared != nil else { return nil }
+            let leads = fills.lead(base)
+            defer { if leads { fills.finish(base) } }
+            guard let response = await sharedLookUp(key: key), matches(response, requestHeaders) else { return nil }
+            if leads, let begun = fills.beginStore(base) {
                 await fill(response, key: key, fromShared: true)
-                return Found(response: response, tier: .shared, key: key)
+                if fills.wasInvalidated(begun) {
+                    _ = memory.removeValue(forKey: key)
+                    try? await disk?.removeData(forKey: key)
+                }
+                fills.endStore(begun)
             }
-            return nil
+            return Found(response: response, tier: .shared, key: key)
         }
 
         /// The disk tier's response for a request whose memory-tier lookup missed, in one trip to a
@@ -493,8 +515,7 @@
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
             // First: a fill under way then stores nothing more, and has removed what it stored.
-            await fills.invalidate(base)
-            await remove(base: base)
+            await fills.invalidate(base) { await remove(base: base) }
         }
 
         /// Removes `base`'s response and `Vary` marker from every tier, without marking a fill
