@@ -21,15 +21,21 @@
         func diskLookUp(key: String) -> Found? {
             guard let disk else { return nil }
             beforeDiskRead?(key)
+            // Taken before the read: a copy into memory is made only if no invalidation of the
+            // URL began since (``InvalidationClock``).
+            let ticket = invalidations.ticket(forKey: key)
             do {
                 guard let entry = try disk.entry(forKey: key, decodingExtra: false),
                     let head = self.head(of: entry, key: key)
                 else { return nil }
+                afterDiskRead?(key)
                 let size = entry.attributes.size
                 if let bytes = entry.inlineBytes {
                     guard bytes.count == size else { return nil }
                     let response = head.holding(Self.exactBuffer(bytes))
-                    if size <= memoryBodyLimit { memory.promoteValue(response, forKey: key) }
+                    if size <= memoryBodyLimit {
+                        invalidations.ifUnchanged(since: ticket) { memory.promoteValue(response, forKey: key) }
+                    }
                     return Found(response: response, tier: .disk, key: key)
                 }
                 guard let descriptor = entry.fileDescriptor else { return nil }
@@ -38,7 +44,7 @@
                     let body = Self.read(descriptor, count: size)
                 {
                     let response = head.holding(body)
-                    memory.setValue(response, forKey: key)
+                    invalidations.ifUnchanged(since: ticket) { memory.setValue(response, forKey: key) }
                     return Found(response: response, tier: .disk, key: key)
                 }
                 // A larger body enters only into free room: nothing is evicted for it.
@@ -47,7 +53,7 @@
                     let body = Self.read(descriptor, count: size)
                 {
                     let response = head.holding(body)
-                    memory.setValueIfRoom(response, forKey: key)
+                    invalidations.ifUnchanged(since: ticket) { memory.setValueIfRoom(response, forKey: key) }
                     return Found(response: response, tier: .disk, key: key)
                 }
                 return Found(response: head, tier: .disk, key: key, entry: entry)

@@ -76,6 +76,11 @@
         let diskReader: DiskHitReader?
         /// Called before each disk-tier read (a test's injected delay).
         let beforeDiskRead: (@Sendable (String) -> Void)?
+        /// Called after a disk-tier read found an entry, before it is copied into memory (a
+        /// test's injected delay).
+        let afterDiskRead: (@Sendable (String) -> Void)?
+        /// Keeps a disk hit's copy into memory from outliving an invalidation (RFC 9111 §4.4).
+        let invalidations = InvalidationClock()
         private let origin: String
         /// What this process knows of each URL's `Vary` marker (bounded: see ``VaryMarkers``).
         private let markers: VaryMarkers
@@ -86,10 +91,11 @@
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
             logger: Logger, diskPool: NIOThreadPool? = nil, diskReader: DiskHitReader? = nil,
-            beforeDiskRead: (@Sendable (String) -> Void)? = nil
+            beforeDiskRead: (@Sendable (String) -> Void)? = nil, afterDiskRead: (@Sendable (String) -> Void)? = nil
         ) {
             self.diskReader = diskReader
             self.beforeDiskRead = beforeDiskRead
+            self.afterDiskRead = afterDiskRead
             self.origin = origin.absoluteString
             self.memoryItemLimit = max(0, memoryLimit / 8)
             self.markers = VaryMarkers(
@@ -514,8 +520,11 @@
 
         /// Removes every stored response of a URL (RFC 9111 §4.4).
         func invalidate(base: String) async {
-            // First: a fill under way then stores nothing more, and has removed what it stored.
-            await fills.invalidate(base) { await remove(base: base) }
+            // A fill under way then stores nothing more, and has removed what it stored; a disk
+            // hit read meanwhile is not copied into memory.
+            await invalidations.invalidating(base: base) {
+                await fills.invalidate(base) { await remove(base: base) }
+            }
         }
 
         /// Removes `base`'s response and `Vary` marker from every tier, without marking a fill

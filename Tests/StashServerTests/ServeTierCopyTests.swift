@@ -3,13 +3,15 @@
     import Logging
     import NIOCore
     import NIOHTTP1
+    import NIOPosix
     import Stash
     @testable import StashServer
     import Testing
 
-    /// The copy of a shared-tier hit into an instance's own tiers, and an invalidation of its URL
-    /// (RFC 9111 §4.4) that arrives while the shared tier's answer is on its way.
-    @Suite struct ServeSharedCopyTests {
+    /// A hit's copy into a faster tier (a shared-tier hit into the instance's own tiers, a disk
+    /// hit into memory) and an invalidation of its URL (RFC 9111 §4.4) that arrives between the
+    /// read and the copy: the copy never outlives the invalidation.
+    @Suite struct ServeTierCopyTests {
         /// A shared tier in memory whose reads of one key can be held (the injected fault: a slow
         /// round trip): a held read returns the entry as it was when the read arrived, as a
         /// database's snapshot does, even if the entry was removed meanwhile.
@@ -55,6 +57,32 @@
             func containsEntry(forKey key: String) async throws -> Bool { entries.withLock { $0[key] != nil } }
         }
 
+        /// A disk-tier read held on its disk thread after it found its entry, before the copy into
+        /// memory, until the test releases it.
+        final class HeldCopy: Sendable {
+            private let key: String
+            private let semaphore = DispatchSemaphore(value: 0)
+            private let arrived = Locked(false)
+
+            init(key: String) { self.key = key }
+
+            /// The hook for `ResponseStore.afterDiskRead`: holds the first read of the key.
+            var hook: @Sendable (String) -> Void {
+                { [self] key in
+                    guard key == self.key else { return }
+                    let isFirst = arrived.withLock { arrived in
+                        defer { arrived = true }
+                        return !arrived
+                    }
+                    if isFirst { semaphore.wait() }
+                }
+            }
+
+            var isHolding: Bool { arrived.withLock { $0 } }
+
+            func release() { semaphore.signal() }
+        }
+
         static func store(on shared: HeldSharedTier) -> ResponseStore {
             ResponseStore(
                 origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: 8 << 20, disk: nil, shared: shared,
@@ -96,6 +124,48 @@
             #expect(found.flatMap { $0.response.body.map { String(buffer: $0) } } == "v1")
             #expect(instance.memory.value(forKey: invalidated) == nil)
             #expect(await instance.lookUp(base: invalidated, requestHeaders: HTTPHeaders()) == nil)
+        }
+
+        /// A disk hit is copied into the memory tier; one whose URL is invalidated between the
+        /// disk read and the copy is served (it was read before) but not copied: the event loop's
+        /// memory hit finds nothing, where the copy would have answered with the response the
+        /// invalidation removed from both tiers.
+        @Test func aDiskHitReadBeforeAnInvalidationIsNotCopiedAfterIt() async throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-tier-copy-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let disk = try DiskCache(directory: directory)
+            defer { disk.close() }
+            let pool = NIOThreadPool(numberOfThreads: 2)
+            pool.start()
+            let origin = URL(string: "http://127.0.0.1:9")!
+            let writer = ResponseStore(
+                origin: origin, memoryLimit: 8 << 20, disk: disk, shared: nil, sharedItemLimit: 0,
+                logger: Logger(label: "test"), diskPool: pool)
+            let (kept, invalidated) = (writer.baseKey(target: "/kept"), writer.baseKey(target: "/doc"))
+            await writer.store(Self.response("kept"), key: kept)
+            await writer.store(Self.response("v1"), key: invalidated)
+            let held = HeldCopy(key: invalidated)
+            let reader = ResponseStore(
+                origin: origin, memoryLimit: 8 << 20, disk: disk, shared: nil, sharedItemLimit: 0,
+                logger: Logger(label: "test"), diskPool: pool, afterDiskRead: held.hook)
+
+            let hit = await reader.lookUp(base: kept, requestHeaders: HTTPHeaders())
+            #expect(hit?.tier == .disk)
+            #expect(reader.memory.value(forKey: kept) != nil)
+
+            let lookUp = Task { await reader.lookUp(base: invalidated, requestHeaders: HTTPHeaders()) }
+            #expect(await eventually { held.isHolding })
+            await reader.invalidate(base: invalidated)
+            #expect(try await disk.attributes(forKey: invalidated) == nil)
+            held.release()
+            let found = await lookUp.value
+            #expect(found?.tier == .disk)
+            #expect(found.flatMap { $0.response.body.map { String(buffer: $0) } } == "v1")
+            #expect(reader.memory.value(forKey: invalidated) == nil)
+            // The event loop's first look, before any disk read.
+            #expect(reader.memoryHit(base: invalidated, requestHeaders: HTTPHeaders()) == nil)
+            #expect(await reader.lookUp(base: invalidated, requestHeaders: HTTPHeaders()) == nil)
+            try await pool.shutdownGracefully()
         }
     }
 #endif
