@@ -143,6 +143,15 @@ let package = Package(
 
         // Benchmarks. StashBenchmarks needs only Stash; the others need the server stack.
         .executableTarget(name: "StashBenchmarks", dependencies: ["Stash", "StashHTTP"]),
+        // The floor of an HTTP relay on SwiftNIO, for Benchmarks/serve-miss-cpu.sh (`nio-relay`).
+        .executableTarget(
+            name: "StashRelayFloor",
+            dependencies: [
+                product("NIOCore", "swift-nio", when: ["Serve"]), product("NIOPosix", "swift-nio", when: ["Serve"]),
+                product("NIOHTTP1", "swift-nio", when: ["Serve"]),
+            ],
+            path: "Benchmarks/floor/nio-relay"
+        ),
         // 300 downloads from a loopback origin with each transport.
         .executableTarget(
             name: "StashTransportBenchmarks",

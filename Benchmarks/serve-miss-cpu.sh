@@ -8,7 +8,10 @@
 #
 # BASE and NEW are `stash` binaries, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
 # (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk), or `nginx-relay`: the
-# same nginx without `proxy_cache` (it relays and stores nothing: against `nginx`, its cache's share). `stash serve` runs with
+# same nginx without `proxy_cache` (it relays and stores nothing: against `nginx`, its cache's share), or
+# `nio-relay`: the floor of a relay on SwiftNIO's HTTP/1.1 codec (Benchmarks/floor/nio-relay: one origin
+# connection per client connection on the same event loop, nothing looked up or stored; built here in
+# release into .build-release). `stash serve` runs with
 # `--memory-limit 64MiB` and a 2 GiB disk tier; with `--memory-only`, without the disk tier (the relay and
 # the memory tier alone: against a run with it, the disk tier's share of a miss).
 #
@@ -39,6 +42,13 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 command -v nginx >/dev/null || { echo "serve-miss-cpu.sh: nginx is needed (apt-get install nginx-light)" >&2; exit 2; }
+relay_floor=""
+if [[ $base_bin == nio-relay || $new_bin == nio-relay ]]; then
+    repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    (cd "$repo_root" && PATH=/opt/swift/usr/bin:$PATH swift build -c release --traits Serve \
+        --product StashRelayFloor --scratch-path "$repo_root/.build-release" >&2)
+    relay_floor="$repo_root/.build-release/release/StashRelayFloor"
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/stash-miss-cpu.XXXXXX")"
 chmod 755 "$work"
@@ -143,6 +153,9 @@ for round in $(seq "$rounds"); do
         dir="$work/cache-$round-$label"
         if [[ $bin == nginx || $bin == nginx-relay ]]; then
             start_nginx_proxy "$dir" "$port" "${bin#nginx-}"
+        elif [[ $bin == nio-relay ]]; then
+            "$relay_floor" "$port" "$origin_port" >"$work/relay-$label.log" 2>&1 &
+            pid=$!
         else
             storage=(--dir "$dir" "${stash_storage[@]}")
             [[ $memory_only == 1 ]] && storage=(--memory-limit 64MiB)

@@ -221,6 +221,45 @@
             }
         }
 
+        /// RFC 9111 §4.4: a revalidation that finds another revalidation of its URL under way (it
+        /// leads no fill) stores nothing, so that an invalidation after its request was sent never
+        /// has its answer stored after it.
+        ///
+        /// v1 is stored stale. A leads the revalidation (the origin holds its v2); B finds it under
+        /// way and revalidates for itself (the origin holds its v3). A's answer is stored and its
+        /// fill ends; a `POST` then makes v4 current, and B's v3 comes after it. B still gets v3,
+        /// but the next request gets v4, never v3 from the cache. (Were A's fill still under way
+        /// when B's answer came, the old code would have refused B's store too: the test can then
+        /// miss the bug, never fail on correct code.)
+        @Test func aRevalidationThatLeadsNoFillStoresNothing() async throws {
+            try await withProxy { (origin: Origin, proxy: ServeProcess) async throws in
+                let document = VersionedDocument(origin: origin, path: "/doc", holding: [2, 3]) { version in
+                    [("Cache-Control", version == 1 ? "max-age=0" : "max-age=600"), ("ETag", "\"\(version)\"")]
+                }
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v1")
+                document.set(2)
+                let a = Task { () async throws -> RawHTTP.Response in
+                    try await RawHTTP.request(port: proxy.port, "/doc")
+                }
+                #expect(await eventually { document.arrived(2) == 1 })
+                document.set(3)
+                let b = Task { () async throws -> RawHTTP.Response in
+                    try await RawHTTP.request(port: proxy.port, "/doc")
+                }
+                #expect(await eventually { document.arrived(3) == 1 })
+                #expect(origin.requests("/doc").last?.header("if-none-match") == "\"1\"")
+                document.release(2)
+                #expect(try await a.value.text == "v2")
+                document.set(4)
+                #expect(try await RawHTTP.request(port: proxy.port, method: "POST", "/doc").status == 200)
+                document.release(3)
+                #expect(try await b.value.text == "v3")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v4")
+                #expect(try await RawHTTP.request(port: proxy.port, "/doc").text == "v4")
+                #expect(origin.count("/doc") == 4 + 1)
+            }
+        }
+
         /// RFC 9111 §4.3.4: a `304` to a revalidation updates the stored headers, and the stored body
         /// is served with them.
         @Test func notModifiedUpdatesStoredHeaders() async throws {

@@ -83,16 +83,19 @@
 
         /// RFC 9111 §4.3.4: freshens `stored` with the fields of the origin's `304` and serves it.
         ///
-        /// The stored response is left as it is when `base` was invalidated since the fill this
-        /// revalidation leads began (``ProxyContext/storeFetched(base:_:)``).
-        mutating func serveRevalidated(_ stored: ResponseStore.Found, base: String, notModified answer: OriginAnswer)
+        /// The stored response is left as it is when `base` is `nil` (a revalidation that leads no
+        /// fill) or was invalidated since the fill this revalidation leads began
+        /// (``ProxyContext/storeFetched(base:_:)``).
+        mutating func serveRevalidated(_ stored: ResponseStore.Found, base: String?, notModified answer: OriginAnswer)
             async throws
         {
             let headers = ServePolicy.headersAfterNotModified(
                 stored: stored.response.headers, notModified: answer.headers)
             let updated = stored.response.updating(
                 headers: headers, requestTime: answer.requestTime, responseTime: answer.responseTime)
-            await context.storeFetched(base: base) { await context.store.update(updated, key: stored.key) }
+            if let base {
+                await context.storeFetched(base: base) { await context.store.update(updated, key: stored.key) }
+            }
             var found = stored
             found.response = updated
             try await serve(found, status: .revalidated)

@@ -78,7 +78,11 @@
                                 try await exchange.revalidate(found, base: base, hasRange: hasRange)
                             }
                         } else {
-                            try await revalidate(found, base: base, hasRange: hasRange)
+                            // A fill of the URL is under way (a miss or another revalidation), which
+                            // stores what the URL has now: this one revalidates for its client and
+                            // stores nothing, so that every store belongs to a fill, which an
+                            // invalidation of the URL reaches (§4.4).
+                            try await forward(stored: found, base: nil)
                         }
                         return
                     case .onlyIfCachedMiss:
@@ -238,7 +242,7 @@
             }
 
             if let stored, status == 304 {
-                try await serveRevalidated(stored, base: base ?? stored.key, notModified: answer)
+                try await serveRevalidated(stored, base: base, notModified: answer)
                 return
             }
 
