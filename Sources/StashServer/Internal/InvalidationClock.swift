@@ -8,10 +8,12 @@
     /// the URL from memory, then from disk. Read before the disk removal and copied after the
     /// memory removal, the copy would answer the requests after the invalidation with the
     /// response it removed. So each invalidation counts in one of ``stripeCount`` stripes, by its
-    /// URL (a purge of a prefix in all of them), when it begins and when it ends; a copy takes its
-    /// stripe's count before the read (a ``Ticket``), and is made only if, under the same lock,
-    /// no invalidation of its stripe is under way and none began since. A refused copy costs the
-    /// next request of the URL one more disk read.
+    /// URL (a purge of a prefix in all of them), when it begins and when it ends. A copy takes its
+    /// stripe's count before the read (a ``Ticket``; none while an invalidation of the stripe is
+    /// under way), makes the copy, then reads the count again: if an invalidation began since, it
+    /// undoes the copy. An invalidation that begins after that second read removes the copy itself.
+    /// Neither side holds the lock while it copies or removes, so disk threads never wait on each
+    /// other's copies. An undone copy costs the next request of the URL one more disk read.
     final class InvalidationClock: Sendable {
         private struct Stripe {
             /// Bumped when an invalidation begins and when it ends.
@@ -49,18 +51,13 @@
             }
         }
 
-        /// Runs `copy` (under the clock's lock) if no invalidation of the ticket's stripe began
-        /// since it was taken.
-        ///
-        /// - Returns: Whether `copy` ran.
-        @discardableResult
-        func ifUnchanged(since ticket: Ticket?, _ copy: () -> Void) -> Bool {
-            guard let ticket else { return false }
-            return stripes.withLock { stripes in
-                guard stripes[ticket.stripe].generation == ticket.generation else { return false }
-                copy()
-                return true
-            }
+        /// Runs `copy` if the ticket allows it, then `undo` if an invalidation of the ticket's
+        /// stripe began since the ticket was taken.
+        func copy(since ticket: Ticket?, _ copy: () -> Void, undo: () -> Void) {
+            guard let ticket else { return }
+            copy()
+            let changed = stripes.withLock { $0[ticket.stripe].generation != ticket.generation }
+            if changed { undo() }
         }
 
         /// Runs `invalidation` of `base`, counted in its stripe while it runs.

@@ -34,7 +34,7 @@
                     guard bytes.count == size else { return nil }
                     let response = head.holding(Self.exactBuffer(bytes))
                     if size <= memoryBodyLimit {
-                        invalidations.ifUnchanged(since: ticket) { memory.promoteValue(response, forKey: key) }
+                        copyIntoMemory(since: ticket, key: key) { memory.promoteValue(response, forKey: key) }
                     }
                     return Found(response: response, tier: .disk, key: key)
                 }
@@ -44,7 +44,7 @@
                     let body = Self.read(descriptor, count: size)
                 {
                     let response = head.holding(body)
-                    invalidations.ifUnchanged(since: ticket) { memory.setValue(response, forKey: key) }
+                    copyIntoMemory(since: ticket, key: key) { memory.setValue(response, forKey: key) }
                     return Found(response: response, tier: .disk, key: key)
                 }
                 // A larger body enters only into free room: nothing is evicted for it.
@@ -53,7 +53,7 @@
                     let body = Self.read(descriptor, count: size)
                 {
                     let response = head.holding(body)
-                    invalidations.ifUnchanged(since: ticket) { memory.setValueIfRoom(response, forKey: key) }
+                    copyIntoMemory(since: ticket, key: key) { memory.setValueIfRoom(response, forKey: key) }
                     return Found(response: response, tier: .disk, key: key)
                 }
                 return Found(response: head, tier: .disk, key: key, entry: entry)
@@ -61,6 +61,12 @@
                 logger.warning("disk tier lookup of '\(key)' failed: \(error)")
                 return nil
             }
+        }
+
+        /// Copies a disk hit into the memory tier with `copy`, unless an invalidation of its URL
+        /// began since `ticket` was taken, before the read (``InvalidationClock``).
+        private func copyIntoMemory(since ticket: InvalidationClock.Ticket?, key: String, _ copy: () -> Void) {
+            invalidations.copy(since: ticket, copy) { _ = memory.removeValue(forKey: key) }
         }
 
         /// The head (without a body) of a disk-tier entry: the one kept in ``heads`` when the
