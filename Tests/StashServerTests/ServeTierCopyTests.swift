@@ -57,32 +57,6 @@
             func containsEntry(forKey key: String) async throws -> Bool { entries.withLock { $0[key] != nil } }
         }
 
-        /// A disk-tier read held on its disk thread after it found its entry, before the copy into
-        /// memory, until the test releases it.
-        final class HeldCopy: Sendable {
-            private let key: String
-            private let semaphore = DispatchSemaphore(value: 0)
-            private let arrived = Locked(false)
-
-            init(key: String) { self.key = key }
-
-            /// The hook for `ResponseStore.afterDiskRead`: holds the first read of the key.
-            var hook: @Sendable (String) -> Void {
-                { [self] key in
-                    guard key == self.key else { return }
-                    let isFirst = arrived.withLock { arrived in
-                        defer { arrived = true }
-                        return !arrived
-                    }
-                    if isFirst { semaphore.wait() }
-                }
-            }
-
-            var isHolding: Bool { arrived.withLock { $0 } }
-
-            func release() { semaphore.signal() }
-        }
-
         static func store(on shared: HeldSharedTier) -> ResponseStore {
             ResponseStore(
                 origin: URL(string: "http://127.0.0.1:9")!, memoryLimit: 8 << 20, disk: nil, shared: shared,
@@ -144,7 +118,7 @@
             let (kept, invalidated) = (writer.baseKey(target: "/kept"), writer.baseKey(target: "/doc"))
             await writer.store(Self.response("kept"), key: kept)
             await writer.store(Self.response("v1"), key: invalidated)
-            let held = HeldCopy(key: invalidated)
+            let held = HeldDiskRead(suffix: "/doc")
             let reader = ResponseStore(
                 origin: origin, memoryLimit: 8 << 20, disk: disk, shared: nil, sharedItemLimit: 0,
                 logger: Logger(label: "test"), diskPool: pool, afterDiskRead: held.hook)

@@ -1,8 +1,9 @@
 #if Serve
     import Foundation
 
-    /// A disk-tier read held up on its disk thread until the test releases it: the server's
-    /// `beforeDiskRead` hook stops the first read of a key that ends with ``suffix``.
+    /// A disk-tier read held up on its disk thread until the test releases it: as the server's
+    /// `beforeDiskRead` hook (or a response store's `afterDiskRead`), it stops the first read of a
+    /// key that ends with ``suffix``.
     final class HeldDiskRead: Sendable {
         /// The end of the key whose first read is held.
         let suffix: String
@@ -13,7 +14,7 @@
             self.suffix = suffix
         }
 
-        /// The hook for `ProxyServer.Configuration.beforeDiskRead`.
+        /// The hook for `ProxyServer.Configuration.beforeDiskRead` or `ResponseStore.afterDiskRead`.
         var hook: @Sendable (String) -> Void {
             { [self] key in
                 guard key.hasSuffix(suffix) else { return }
