@@ -59,6 +59,10 @@
 
         private let state = LockedValue(State())
 
+        /// Counts the invalidations under way for the disk hits' copies into memory, which belong
+        /// to no fill (see ``InvalidationClock``); every invalidation here counts in it.
+        let copies = InvalidationClock()
+
         /// Makes the caller the leader for `key`, or waits for the current leader to finish.
         func begin(_ key: String) async -> Role {
             if lead(key) { return .leader }
@@ -100,29 +104,47 @@
         /// `remove` has not removed yet (a shared tier's entry, which the copy into this
         /// instance's tiers would then outlive).
         func invalidate(_ key: String, removing remove: () async -> Void) async {
-            let storing = state.withLock { state in
-                state.invalidatedKeys[key, default: 0] += 1
-                return state.mark(key).map { [$0] } ?? []
-            }
-            await waitForStores(of: storing)
-            await remove()
-            state.withLock { state in
-                state.invalidatedKeys[key]! -= 1
-                if state.invalidatedKeys[key] == 0 { state.invalidatedKeys[key] = nil }
+            await copies.invalidating(base: key) {
+                let storing = state.withLock { state in
+                    state.invalidatedKeys[key, default: 0] += 1
+                    return state.mark(key).map { [$0] } ?? []
+                }
+                await waitForStores(of: storing)
+                await remove()
+                state.withLock { state in
+                    state.invalidatedKeys[key]! -= 1
+                    if state.invalidatedKeys[key] == 0 { state.invalidatedKeys[key] = nil }
+                }
             }
         }
 
         /// ``invalidate(_:removing:)`` for every key that starts with `prefix`.
         func invalidate(keysStartingWith prefix: String, removing remove: () async -> Void) async {
-            let storing = state.withLock { state in
-                state.invalidatedPrefixes.append(prefix)
-                return state.fills.keys.filter { $0.hasPrefix(prefix) }.compactMap { state.mark($0) }
+            await copies.invalidatingAll {
+                let storing = state.withLock { state in
+                    state.invalidatedPrefixes.append(prefix)
+                    return state.fills.keys.filter { $0.hasPrefix(prefix) }.compactMap { state.mark($0) }
+                }
+                await waitForStores(of: storing)
+                await remove()
+                state.withLock { state in
+                    _ = state.invalidatedPrefixes.remove(at: state.invalidatedPrefixes.firstIndex(of: prefix)!)
+                }
             }
-            await waitForStores(of: storing)
-            await remove()
-            state.withLock { state in
-                state.invalidatedPrefixes.remove(at: state.invalidatedPrefixes.firstIndex(of: prefix)!)
-            }
+        }
+
+        /// Runs `store`, which stores what a fetch of `key` got, unless its fill was invalidated;
+        /// when an invalidation arrives while it runs, runs `undo` (which removes what `store`
+        /// stored) before that invalidation goes on.
+        ///
+        /// - Returns: `false` when nothing was stored (the fill was invalidated before).
+        @discardableResult
+        func storing(_ key: String, _ store: () async -> Void, undo: () async -> Void) async -> Bool {
+            guard let begun = beginStore(key) else { return false }
+            await store()
+            if wasInvalidated(begun) { await undo() }
+            endStore(begun)
+            return true
         }
 
         /// Waits until each of `fills` stores nothing more, or has ended.

@@ -65,11 +65,7 @@
         /// client still does).
         @discardableResult
         func storeFetched(base: String, _ store: () async -> Void) async -> Bool {
-            guard let begun = fills.beginStore(base) else { return false }
-            await store()
-            if fills.wasInvalidated(begun) { await discard(base: base) }
-            fills.endStore(begun)
-            return true
+            await fills.storing(base, store) { await discard(base: base) }
         }
 
         /// Records a finished exchange in the metrics and the access log.

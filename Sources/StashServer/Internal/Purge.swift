@@ -81,15 +81,13 @@
         /// tier); the disk tier is scanned; the shared tier removes the prefix in one statement.
         func purge(basePrefix: String) async -> Int {
             var removed = 0
-            await invalidations.invalidatingAll {
-                await fills.invalidate(keysStartingWith: basePrefix) {
-                    memory.removeAll()
-                    removed = await removeFromDisk(keysStartingWith: basePrefix)
-                    _ = await removeFromDisk(keysStartingWith: "serve-vary " + basePrefix)
-                    removed = max(removed, await removeFromShared(keysStartingWith: basePrefix))
-                    _ = await removeFromShared(keysStartingWith: "serve-vary " + basePrefix)
-                    forgetMarkers()
-                }
+            await fills.invalidate(keysStartingWith: basePrefix) {
+                memory.removeAll()
+                removed = await removeFromDisk(keysStartingWith: basePrefix)
+                _ = await removeFromDisk(keysStartingWith: "serve-vary " + basePrefix)
+                removed = max(removed, await removeFromShared(keysStartingWith: basePrefix))
+                _ = await removeFromShared(keysStartingWith: "serve-vary " + basePrefix)
+                forgetMarkers()
             }
             return removed
         }

@@ -23,7 +23,7 @@
             beforeDiskRead?(key)
             // Taken before the read: a copy into memory is made only if no invalidation of the
             // URL began since (``InvalidationClock``).
-            let ticket = invalidations.ticket(forKey: key)
+            let ticket = fills.copies.ticket(forKey: key)
             do {
                 guard let entry = try disk.entry(forKey: key, decodingExtra: false),
                     let head = self.head(of: entry, key: key)
@@ -66,7 +66,7 @@
         /// Copies a disk hit into the memory tier with `copy`, unless an invalidation of its URL
         /// began since `ticket` was taken, before the read (``InvalidationClock``).
         private func copyIntoMemory(since ticket: InvalidationClock.Ticket?, key: String, _ copy: () -> Void) {
-            invalidations.copy(since: ticket, copy) { _ = memory.removeValue(forKey: key) }
+            fills.copies.copy(since: ticket, copy) { _ = memory.removeValue(forKey: key) }
         }
 
         /// The head (without a body) of a disk-tier entry: the one kept in ``heads`` when the

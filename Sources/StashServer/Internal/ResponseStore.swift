@@ -79,8 +79,6 @@
         /// Called after a disk-tier read found an entry, before it is copied into memory (a
         /// test's injected delay).
         let afterDiskRead: (@Sendable (String) -> Void)?
-        /// Keeps a disk hit's copy into memory from outliving an invalidation (RFC 9111 §4.4).
-        let invalidations = InvalidationClock()
         private let origin: String
         /// What this process knows of each URL's `Vary` marker (bounded: see ``VaryMarkers``).
         private let markers: VaryMarkers
@@ -189,13 +187,13 @@
             let leads = fills.lead(base)
             defer { if leads { fills.finish(base) } }
             guard let response = await sharedLookUp(key: key), matches(response, requestHeaders) else { return nil }
-            if leads, let begun = fills.beginStore(base) {
-                await fill(response, key: key, fromShared: true)
-                if fills.wasInvalidated(begun) {
+            if leads {
+                await fills.storing(base) {
+                    await fill(response, key: key, fromShared: true)
+                } undo: {
                     _ = memory.removeValue(forKey: key)
                     try? await disk?.removeData(forKey: key)
                 }
-                fills.endStore(begun)
             }
             return Found(response: response, tier: .shared, key: key)
         }
@@ -522,9 +520,7 @@
         func invalidate(base: String) async {
             // A fill under way then stores nothing more, and has removed what it stored; a disk
             // hit read meanwhile is not copied into memory.
-            await invalidations.invalidating(base: base) {
-                await fills.invalidate(base) { await remove(base: base) }
-            }
+            await fills.invalidate(base) { await remove(base: base) }
         }
 
         /// Removes `base`'s response and `Vary` marker from every tier, without marking a fill
