@@ -47,3 +47,35 @@ struct ExtraJSONTests {
         }
     }
 }
+
+/// A value file's description, written by hand, reads back whole with `JSONDecoder`, and one
+/// `JSONEncoder` wrote (as earlier versions did) still reads.
+struct ValueSidecarEncodingTests {
+    @Test func readsBackWhatItWritesAndWhatJSONEncoderWrote() throws {
+        let extra = #"{"serve.headers":"content-type: text/plain\n","q":"say \"hi\" \\ there /"}"#
+        let samples = [
+            ValueSidecar(
+                key: Data("k".utf8).base64EncodedString(), size: 0, checksum: 0, pinned: false, created: 0,
+                expires: nil, contentType: nil, etag: nil, lastModified: nil, extra: nil),
+            ValueSidecar(
+                key: Data("https://example.com/a?b=c".utf8).base64EncodedString(), size: 524_288,
+                checksum: .max, pinned: true, created: 1_764_300_000.123_456_7, expires: 1e-5,
+                contentType: "text/plain; charset=\"utf-8\"", etag: #"W/"x\y""#,
+                lastModified: "Sun, 29 Nov 2026 23:00:00 GMT", extra: extra),
+            ValueSidecar(
+                key: "", size: Int.max, checksum: 1, pinned: false, created: -1.5, expires: 1e300,
+                contentType: "a\u{0}b\u{1F}c\td\r\u{8}\u{C}", etag: "caf\u{E9} \u{65E5}\u{1F600}",
+                lastModified: "", extra: ""),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for sample in samples {
+            let written = try sample.encoded()
+            #expect(ValueSidecar.decode(written) == sample, "\(String(decoding: written, as: UTF8.self))")
+            #expect(ValueSidecar.decode(ValueSidecar.magic + (try encoder.encode(sample))) == sample)
+        }
+        var infinite = samples[0]
+        infinite.created = .infinity
+        #expect(throws: StashError.self) { try infinite.encoded() }
+    }
+}

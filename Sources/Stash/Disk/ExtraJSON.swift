@@ -32,33 +32,34 @@ enum ExtraJSON {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func append(_ string: String, to bytes: inout [UInt8]) {
-        bytes.append(0x22)
-        for byte in string.utf8 {
-            switch byte {
-            case 0x22, 0x5C:
-                bytes.append(0x5C)
-                bytes.append(byte)
-            case 0x0A:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "n"))
-            case 0x0D:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "r"))
-            case 0x09:
-                bytes.append(0x5C)
-                bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [
-                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-                ])
-            default:
-                bytes.append(byte)
+    /// Appends `string` to `bytes` as a JSON string (RFC 8259 §7), quotes included: runs of bytes
+    /// that need no escape are copied whole, so that a long header text costs one copy, not a
+    /// uniqueness check per byte.
+    static func append(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { source in
+            bytes.reserveCapacity(bytes.count + source.count + 2)
+            bytes.append(0x22)
+            var start = 0
+            for (index, byte) in source.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                if start < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<index])) }
+                start = index + 1
+                switch byte {
+                case 0x22, 0x5C: bytes += [0x5C, byte]
+                case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+                case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+                default:
+                    let escape = [UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+                    bytes += [0x5C] + escape
+                }
             }
+            if start < source.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start...])) }
+            bytes.append(0x22)
         }
-        bytes.append(0x22)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>

@@ -34,7 +34,10 @@
             self.memoryLimit = memoryLimit
             self.directory = directory
             if let expectedLength, expectedLength > 0, expectedLength <= memoryLimit {
-                self.buffer = ByteBufferAllocator().buffer(capacity: expectedLength)
+                // Above the mmap threshold, memory that an earlier large body used (``LargeBuffers``).
+                let allocator =
+                    expectedLength > Int(MemoryFootprint.mmapThreshold) ? LargeBuffers.allocator : ByteBufferAllocator()
+                self.buffer = allocator.buffer(capacity: expectedLength)
             } else {
                 self.buffer = ByteBuffer()
             }
