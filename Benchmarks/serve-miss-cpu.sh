@@ -5,6 +5,7 @@
 # stored), in front of one nginx origin.
 #
 #   Benchmarks/serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]
+#                                [--fresh-fs]
 #
 # BASE and NEW are `stash` binaries, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
 # (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk), or `nginx-relay`: the
@@ -21,6 +22,12 @@
 # their ratio. CPU time per request is the figure to quote on a shared machine: wall-clock time moves
 # with what else runs. Each run starts the proxy on a cache directory of its own, all removed at the
 # exit. Every server listens on 127.0.0.1 and is stopped when the script exits.
+#
+# `--fresh-fs` (root only) puts the whole run on a new ext4 file system, a sparse image below
+# TMPDIR mounted through a loop device and removed at the exit: nothing was deleted on it before,
+# so no pass pays for ext4's search among recently freed inodes, which otherwise moves a pass that
+# starts minutes after a large deletion by up to 3× (see Benchmarks/README.md, "To rerun"). The
+# loop device adds its own layer, so quote its figures as ratios within the run.
 set -euo pipefail
 
 base_bin="${1:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]}"
@@ -31,12 +38,14 @@ objects=4000
 connections=32
 stash_storage=(--memory-limit 64MiB --size-limit 2GiB)
 memory_only=0
+fresh_fs=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) rounds="$2"; shift ;;
         --objects) objects="$2"; shift ;;
         --connections) connections="$2"; shift ;;
         --memory-only) memory_only=1 ;;
+        --fresh-fs) fresh_fs=1 ;;
         *) echo "serve-miss-cpu.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -52,10 +61,24 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/stash-miss-cpu.XXXXXX")"
 chmod 755 "$work"
+image=""
+if [[ $fresh_fs == 1 ]]; then
+    [[ $(id -u) == 0 ]] || { echo "serve-miss-cpu.sh: --fresh-fs mounts a file system: run it as root" >&2; exit 2; }
+    # Room for the objects, then every pass's cache (each about the objects' size) and spare.
+    image="$work.img"
+    truncate -s "$(( (objects * 48 * 1024) * (2 * rounds + 2) + (4 << 30) ))" "$image"
+    mkfs.ext4 -q -F "$image"
+    mount -o loop "$image" "$work"
+    chmod 755 "$work"
+fi
 pids=()
 cleanup() {
     for pid in "${pids[@]:-}"; do [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]:-}"; do [[ -n $pid ]] && wait "$pid" 2>/dev/null || true; done
+    if [[ -n $image ]]; then
+        umount "$work" || true
+        rm -f "$image"
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM

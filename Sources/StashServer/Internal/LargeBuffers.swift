@@ -67,8 +67,9 @@
                 return block
             }
             if let reused { return reused + headerSize }
+            // `MAP_FAILED` is (void *)-1; Darwin's module does not import that macro.
             guard let block = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                block != MAP_FAILED
+                block != UnsafeMutableRawPointer(bitPattern: -1)
             else { return nil }
             block.storeBytes(of: length, as: Int.self)
             return block + headerSize
