@@ -118,12 +118,18 @@ extension DiskCache {
     /// disk hit): it reads fewer columns and skips the policy state's row. A staged entry comes
     /// decoded, as from ``entry(forKey:)``.
     ///
+    /// `waitingForEviction: false` does not wait for the commit of a staged store that took the
+    /// cache over a limit (every store of a full cache does): the read may then return an entry
+    /// that the commit evicts (still whole: an open file stays readable, inline bytes are a copy),
+    /// and the cache keeps the same entries as after a read that waited. For the proxy, whose
+    /// disk hits would otherwise queue behind each commit of a full disk tier.
+    ///
     /// - Throws: As ``entry(forKey:)``.
     /// - Complexity: As ``entry(forKey:)``.
-    package func entry(forKey key: String, decodingExtra: Bool) throws -> Entry? {
+    package func entry(forKey key: String, decodingExtra: Bool, waitingForEviction: Bool = true) throws -> Entry? {
         try Self.validate(key: key)
         for _ in 0..<3 {
-            switch try stagedEntry(key) {
+            switch try stagedEntry(key, waitingForEviction: waitingForEviction) {
             case .notStaged: break
             case .moved: continue
             case .absent:
@@ -210,8 +216,10 @@ extension DiskCache {
 
     /// What ``entry(forKey:)`` finds in the staging area: a staged value comes with the
     /// attributes staged with it.
-    private func stagedEntry(_ key: String) throws -> StagedEntry {
-        guard let operation = stagedChange(forKey: key) else { return .notStaged }
+    private func stagedEntry(_ key: String, waitingForEviction: Bool) throws -> StagedEntry {
+        guard let operation = stagedChange(forKey: key, waitingForEviction: waitingForEviction) else {
+            return .notStaged
+        }
         guard case .store(let value) = operation.change,
             value.isLive(at: configuration.clock().timeIntervalSince1970)
         else { return .absent }

@@ -154,11 +154,15 @@ extension DiskCache {
 
     /// The newest staged change of `key`, if any, once no staged change that may evict is left
     /// (a read waits for its commit, as it would find entries the policy has evicted).
-    func stagedChange(forKey key: String) -> StagingArea.Operation? {
+    ///
+    /// With `waitingForEviction` false it answers at once: the read may then find an entry that
+    /// the waiting commit evicts. The cache keeps the same entries either way (the read's access,
+    /// numbered after the change, is applied after its evictions and finds no row).
+    func stagedChange(forKey key: String, waitingForEviction: Bool = true) -> StagingArea.Operation? {
         while true {
             let (operation, mustWait) = staging.withLock { staging -> (StagingArea.Operation?, Bool) in
                 if staging.isEmpty { return (nil, false) }
-                if staging.evictingChange != nil { return (nil, true) }
+                if staging.evictingChange != nil && waitingForEviction { return (nil, true) }
                 return (staging.change(forKey: Self.utf8(key)), false)
             }
             guard mustWait else { return operation }

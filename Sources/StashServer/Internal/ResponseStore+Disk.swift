@@ -25,7 +25,7 @@
             // URL began since (``InvalidationClock``).
             let ticket = fills.copies.ticket(forKey: key)
             do {
-                guard let entry = try disk.entry(forKey: key, decodingExtra: false),
+                guard let entry = try disk.entry(forKey: key, decodingExtra: false, waitingForEviction: false),
                     let head = self.head(of: entry, key: key)
                 else { return nil }
                 afterDiskRead?(key)

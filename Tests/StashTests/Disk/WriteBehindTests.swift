@@ -156,6 +156,53 @@ import Testing
         }
     }
 
+    /// A read that does not wait for eviction (the proxy's disk hit) answers while a commit is held.
+    ///
+    /// The commit is that of a store that took the cache over its limit: the read finds what is
+    /// stored, where a read that waits gets its answer after the commit. Once committed, both
+    /// caches keep the same entries: the non-waiting read's access to an entry the commit evicted
+    /// changes nothing.
+    @Test func aReadThatDoesNotWaitForEvictionAnswersWhileTheCommitIsHeld() throws {
+        try withTemporaryDirectory { dir in
+            var entries: [[String]] = []
+            for waits in [false, true] {
+                let directory = dir.appendingPathComponent(waits ? "waiting" : "not-waiting")
+                var configuration = Self.staged(sizeLimit: .bytes(10_000))
+                configuration.evictionPolicy = .leastRecentlyUsed
+                let cache = try DiskCache(directory: directory, configuration: configuration)
+                for i in 0..<9 { try cache.store(pattern(1000, seed: UInt64(i)), forKey: "k\(i)") }
+                try cache.flush()
+                // The writer is held, so the commit that the next store schedules cannot run (it
+                // lets go by itself after 30 s, so that a read that wrongly waits ends the test).
+                let held = DispatchSemaphore(value: 0)
+                let holding = DispatchSemaphore(value: 0)
+                cache.writerQueue.async {
+                    holding.signal()
+                    _ = held.wait(timeout: .now() + 30)
+                }
+                holding.wait()
+                try cache.store(pattern(3000, seed: 9), forKey: "over")  // evicts the oldest
+                let commits = cache.statistics.commits
+                if waits {
+                    held.signal()
+                    let entry = try cache.entry(forKey: "k0", decodingExtra: false, waitingForEviction: true)
+                    #expect(entry == nil)  // after the commit, which evicted it
+                    #expect(cache.statistics.commits == commits + 1)
+                } else {
+                    let entry = try cache.entry(forKey: "k0", decodingExtra: false, waitingForEviction: false)
+                    // Answered with the writer still held: no commit ran for it.
+                    #expect(cache.statistics.commits == commits)
+                    held.signal()
+                    #expect(entry?.inlineBytes == pattern(1000, seed: 0))
+                }
+                try cache.flush()
+                entries.append(try (0..<9).map { "k\($0)" }.filter { try cache.containsData(forKey: $0) })
+            }
+            #expect(entries[0] == entries[1])
+            #expect(!entries[0].contains("k0"))
+        }
+    }
+
     @Test func aCacheDeallocatedWithStagedChangesCommitsThem() throws {
         try withTemporaryDirectory { dir in
             do {
