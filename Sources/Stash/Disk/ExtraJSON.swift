@@ -38,7 +38,6 @@ enum ExtraJSON {
     static func append(_ string: String, to bytes: inout [UInt8]) {
         var string = string
         string.withUTF8 { source in
-            bytes.reserveCapacity(bytes.count + source.count + 2)
             bytes.append(0x22)
             var start = 0
             for (index, byte) in source.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
