@@ -76,6 +76,24 @@ import Testing
         #expect(HTTPFreshness.freshUntil(headers([:]), receivedAt: now) == now)
     }
 
+    /// A response without freshness is not fresh before its recorded response time either.
+    ///
+    /// The response time is recorded to the millisecond, rounded: a clock read just after the
+    /// response arrived can be before it. Its resident time is then zero (RFC 9111 §4.2.3), not
+    /// negative.
+    @Test func aResponseIsNotFreshBeforeItsRecordedResponseTime() {
+        let arrived = now.addingTimeInterval(0.0006)
+        let stale = HTTPFreshness.metadata(for: headers([:]), url: nil, receivedAt: arrived)
+        #expect(stale.extra[HTTPFreshness.storedAtKey] == "1800000000.001")
+        #expect(!HTTPFreshness.isFresh(stale, at: arrived))
+        #expect(!HTTPFreshness.isFresh(stale, at: now))
+        let fresh = HTTPFreshness.metadata(
+            for: headers(["Cache-Control": "max-age=1"]), url: nil, receivedAt: arrived)
+        #expect(HTTPFreshness.isFresh(fresh, at: now))
+        #expect(HTTPFreshness.isFresh(fresh, at: arrived.addingTimeInterval(0.999)))
+        #expect(!HTTPFreshness.isFresh(fresh, at: arrived.addingTimeInterval(1.001)))
+    }
+
     @Test func a304UpdatesTheStoredMetadataAndKeepsWhatItDoesNotName() {
         let stored = HTTPFreshness.metadata(
             for: headers(["Content-Type": "image/png", "ETag": "\"1\"", "Cache-Control": "max-age=60"]), url: nil,

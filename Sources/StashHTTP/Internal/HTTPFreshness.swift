@@ -126,9 +126,18 @@ enum HTTPFreshness {
 
     /// Whether stored `metadata` is fresh at `now`; metadata without a recorded freshness (an
     /// entry stored by other means) is stale.
+    ///
+    /// The decision of ``HTTPCachePolicy/reuse(method:requestHeaders:stored:now:)`` for a request
+    /// without directives: `current_age < freshness_lifetime` (RFC 9111 §4.2), the resident time
+    /// never negative (§4.2.3, as in ``currentAge(of:at:)``), so a `now` before the recorded
+    /// response time counts as that time. It is before it for up to half a millisecond after
+    /// the response arrived, the time being recorded rounded to the millisecond (longer if the
+    /// wall clock is set back): compared as it is, a response with no freshness at all, fresh
+    /// until its response time, would be fresh then.
     static func isFresh(_ metadata: DiskCache.Metadata, at now: Date) -> Bool {
         guard let text = metadata.extra[freshUntilKey], let until = TimeInterval(text) else { return false }
-        return now.timeIntervalSince1970 < until
+        let respondedAt = metadata.extra[storedAtKey].flatMap(TimeInterval.init) ?? -.infinity
+        return max(now.timeIntervalSince1970, respondedAt) < until
     }
 
     private static func format(_ date: Date) -> String {
