@@ -13,13 +13,17 @@ import Testing
 @Suite struct WriteBehindTests {
     /// A configuration whose writer never commits on its own during a test (only on a full
     /// batch, a barrier or back-pressure), so that changes provably stay staged.
+    ///
+    /// Neither delay can run out during a test, however slow the machine: not the writer's
+    /// (`maxWriteDelay`), nor the background write of recorded hits (`accessFlushDelay`, 1 s by
+    /// default), which commits what is staged before it writes the hits that follow.
     static func staged(
         sizeLimit: ByteCount = .megabytes(10), stagingLimit: ByteCount? = nil,
         onEvent: (@Sendable (DiskCache.Event) -> Void)? = nil
     ) -> DiskCache.Configuration {
         .init(
-            sizeLimit: sizeLimit, reclaimsOrphansOnOpen: false, maxWriteDelay: .seconds(3600),
-            stagingLimit: stagingLimit, onEvent: onEvent)
+            sizeLimit: sizeLimit, reclaimsOrphansOnOpen: false, accessFlushDelay: .seconds(3600),
+            maxWriteDelay: .seconds(3600), stagingLimit: stagingLimit, onEvent: onEvent)
     }
 
     @Test func everyReadSeesStagedStoresAndRemovalsBeforeTheyCommit() async throws {
