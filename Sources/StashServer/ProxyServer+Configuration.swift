@@ -92,6 +92,9 @@
             /// Called on the disk thread before each read of the disk tier, with the key: lets a test
             /// hold a read up.
             package var beforeDiskRead: (@Sendable (String) -> Void)?
+            /// Called on the disk thread before the disk-tier store of each miss that the proxy
+            /// stores without an exchange, with the key: lets a test hold a store up.
+            package var beforeDiskStore: (@Sendable (String) -> Void)?
 
             /// Creates a configuration for `origin` with the defaults above.
             ///

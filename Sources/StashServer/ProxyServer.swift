@@ -114,7 +114,7 @@
                 origin: configuration.origin, memoryLimit: configuration.memoryLimit.bytes, disk: disk,
                 shared: configuration.sharedTier, sharedItemLimit: configuration.sharedItemLimit.bytes,
                 logger: logger, diskPool: diskPool, diskReader: diskReader,
-                beforeDiskRead: configuration.beforeDiskRead)
+                beforeDiskRead: configuration.beforeDiskRead, beforeDiskStore: configuration.beforeDiskStore)
             let accessLog = try configuration.accessLogPath.map { try AccessLog(path: $0) }
             let context = ProxyContext(
                 origin: configuration.origin, store: store, client: client, metrics: ProxyMetrics(),

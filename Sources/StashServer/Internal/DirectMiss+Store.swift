@@ -26,7 +26,7 @@
         func storeMiss(_ response: CachedResponse, key: String, bodyFile file: URL?, on eventLoop: any EventLoop)
             -> EventLoopFuture<Void>
         {
-            let logger = logger
+            let (logger, beforeDiskStore) = (logger, beforeDiskStore)
             if let file {
                 _ = memory.removeValue(forKey: key)
                 guard let disk, let diskPool else {
@@ -34,7 +34,8 @@
                     return eventLoop.makeSucceededVoidFuture()
                 }
                 return diskPool.runIfActive(eventLoop: eventLoop) {
-                    try disk.store(fileAt: file, forKey: key, moving: true, metadata: response.metadata)
+                    beforeDiskStore?(key)
+                    return try disk.store(fileAt: file, forKey: key, moving: true, metadata: response.metadata)
                 }.recover { error in
                     logger.warning("could not store '\(key)' on disk: \(error)")
                     try? FileManager.default.removeItem(at: file)  // left over only when the store failed
@@ -44,7 +45,8 @@
             keepInMemory(response, key: key)
             guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
             return diskPool.runIfActive(eventLoop: eventLoop) {
-                try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)
+                beforeDiskStore?(key)
+                return try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)
             }.recover { error in
                 logger.warning("could not store '\(key)' on disk: \(error)")
             }

@@ -13,7 +13,9 @@
     ///   (``OriginConnectionPool/lease(deadline:fresh:preferring:completion:)``): a part goes to the
     ///   client's channel and to the ``BodySpool`` with no trip between threads;
     /// * the head waits for the first chunk (a body that comes whole goes out with its head and end
-    ///   in one write); the last chunk is held back until the response is stored;
+    ///   in one write); the last chunk is held back until the memory tier keeps the response, or
+    ///   else until the disk tier's store of it ends, so that a request that follows finds it (the
+    ///   fill ends with that store in either case);
     /// * back-pressure: while the client's channel is not writable, the origin is not read until the
     ///   write is done;
     /// * a response the proxy does not store as it comes (not storable, a `206`) is handed over to an
@@ -46,6 +48,8 @@
         /// Whether the origin connection's exchange is over (ended, failed or handed over).
         private var originDone = false
         private var isDone = false
+        /// Whether the response has ended (``respond()``), which may be before the fill ends.
+        private var responded = false
 
         private var status = 0
         private var responseHeaders = HTTPHeaders()
@@ -310,9 +314,12 @@
             let cached = Exchange.storedResponse(
                 spool, status: status, storable: storable, varyValues: [:], requestTime: requestTime,
                 responseTime: responseTime)
-            context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop).whenComplete { _ in
-                self.storeEnded(begun)
-            }
+            let stored = context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop)
+            // The disk store, on a disk thread, does not hold the client up when the memory tier
+            // kept the response: the client gets the rest now, and the fill, which a request for
+            // the URL that misses the memory tier waits for, ends with the store.
+            if spool.file == nil, context.store.memory.containsValue(forKey: base) { respond() }
+            stored.whenComplete { _ in self.storeEnded(begun) }
         }
 
         /// Finishes once the store ended; when the URL was invalidated meanwhile, after removing
@@ -331,10 +338,18 @@
             }
         }
 
-        /// Ends the fill and the response: the head if still kept back, the held last chunk, the end.
+        /// Ends the response and the fill.
         private func finish() {
             guard !isDone else { return }
             isDone = true
+            respond()
+            context.fills.finish(base)
+        }
+
+        /// Ends the response: the head if still kept back, the held last chunk, the end.
+        private func respond() {
+            guard !responded else { return }
+            responded = true
             if let head = pendingHead {
                 pendingHead = nil
                 channel.write(HTTPServerResponsePart.head(head), promise: nil)
@@ -350,7 +365,6 @@
                 if !keepAlive { channel.close(promise: nil) }
                 completion(record)
             }
-            context.fills.finish(base)
         }
 
         /// Ends a miss that failed: a `502` (or `504`) when the client has no head yet, else the

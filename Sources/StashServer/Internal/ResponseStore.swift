@@ -79,6 +79,9 @@
         /// Called after a disk-tier read found an entry, before it is copied into memory (a
         /// test's injected delay).
         let afterDiskRead: (@Sendable (String) -> Void)?
+        /// Called on the disk thread before a miss's disk-tier store in
+        /// ``storeMiss(_:key:bodyFile:on:)`` (a test's injected delay).
+        let beforeDiskStore: (@Sendable (String) -> Void)?
         private let origin: String
         /// What this process knows of each URL's `Vary` marker (bounded: see ``VaryMarkers``).
         private let markers: VaryMarkers
@@ -89,8 +92,10 @@
         init(
             origin: URL, memoryLimit: Int, disk: DiskCache?, shared: (any SharedTier)?, sharedItemLimit: Int,
             logger: Logger, diskPool: NIOThreadPool? = nil, diskReader: DiskHitReader? = nil,
-            beforeDiskRead: (@Sendable (String) -> Void)? = nil, afterDiskRead: (@Sendable (String) -> Void)? = nil
+            beforeDiskRead: (@Sendable (String) -> Void)? = nil, afterDiskRead: (@Sendable (String) -> Void)? = nil,
+            beforeDiskStore: (@Sendable (String) -> Void)? = nil
         ) {
+            self.beforeDiskStore = beforeDiskStore
             self.diskReader = diskReader
             self.beforeDiskRead = beforeDiskRead
             self.afterDiskRead = afterDiskRead

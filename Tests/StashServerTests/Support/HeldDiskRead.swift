@@ -3,7 +3,7 @@
 
     /// A disk-tier read held up on its disk thread until the test releases it: as the server's
     /// `beforeDiskRead` hook (or a response store's `afterDiskRead`), it stops the first read of a
-    /// key that ends with ``suffix``.
+    /// key that ends with ``suffix``; as `beforeDiskStore`, the first store of one.
     final class HeldDiskRead: Sendable {
         /// The end of the key whose first read is held.
         let suffix: String
