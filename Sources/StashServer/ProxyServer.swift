@@ -97,10 +97,7 @@
             let options = try ServeOptions(configuration)
             if configuration.checksOrigin { try await checkOrigin() }
             let disk: DiskCache? = try configuration.directory.map {
-                var diskConfiguration = DiskCache.Configuration(sizeLimit: configuration.sizeLimit)
-                // A miss of a URL the disk tier cannot hold is answered without a read.
-                diskConfiguration.keepsKeyFilter = true
-                return try DiskCache(directory: $0, configuration: diskConfiguration)
+                try DiskCache(directory: $0, configuration: DiskCache.Configuration(sizeLimit: configuration.sizeLimit))
             }
             let spool = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "stash-serve-\(getpid())-\(UUID().uuidString.prefix(8))")

@@ -9,8 +9,7 @@
     @Suite(.serialized)
     struct ServeMissStoreTests {
         static func makeServer(
-            origin: Origin, directory: URL, memoryLimit: Int, holdStore: (@Sendable (String) -> Void)? = nil,
-            beforeDiskRead: (@Sendable (String) -> Void)? = nil
+            origin: Origin, directory: URL, memoryLimit: Int, holdStore: (@Sendable (String) -> Void)? = nil
         ) throws -> ProxyServer {
             var configuration = ProxyServer.Configuration(origin: URL(string: origin.url)!)
             configuration.port = 0
@@ -18,51 +17,7 @@
             configuration.directory = directory
             configuration.memoryLimit = .bytes(memoryLimit)
             configuration.beforeDiskStore = holdStore
-            configuration.beforeDiskRead = beforeDiskRead
             return try ProxyServer(configuration: configuration)
-        }
-
-        /// A miss of a URL that the disk tier cannot hold (its key filter, built in the background
-        /// when the server starts) goes to the origin without a disk read; a URL stored before a
-        /// restart is still read, and answered from the disk tier.
-        @Test func aMissOfAURLTheDiskTierCannotHoldIsNotReadFromDisk() async throws {
-            let origin = try await Origin.start()
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            for i in 0..<200 {
-                let reply = Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: Data("n\(i)".utf8))
-                origin.set("/n/\(i)", reply)
-            }
-            let reads = Locked(0)
-            let count: @Sendable (String) -> Void = { _ in reads.withLock { $0 += 1 } }
-            let server = try Self.makeServer(
-                origin: origin, directory: directory, memoryLimit: 64 << 20, beforeDiskRead: count)
-            try await server.start()
-            let port = try #require(server.port)
-            // Until the filter is built a miss reads; once it is, a new URL's miss does not.
-            var unread: Int?
-            for i in 0..<200 {
-                let before = reads.withLock { $0 }
-                let response = try await RawHTTP.request(port: port, "/n/\(i)")
-                #expect(response.status == 200 && response.text == "n\(i)")
-                if reads.withLock({ $0 }) == before {
-                    unread = i
-                    break
-                }
-            }
-            let skipped = try #require(unread)
-            await server.shutdown()
-
-            let reopened = try Self.makeServer(
-                origin: origin, directory: directory, memoryLimit: 64 << 20, beforeDiskRead: count)
-            try await reopened.start()
-            let readsBefore = reads.withLock { $0 }
-            let stored = try await RawHTTP.request(port: try #require(reopened.port), "/n/\(skipped)")
-            #expect(stored.status == 200 && stored.text == "n\(skipped)")
-            #expect(origin.count("/n/\(skipped)") == 1)
-            #expect(reads.withLock { $0 } == readsBefore + 1)
-            await reopened.shutdown()
-            await origin.stop()
         }
 
         /// A miss is stored in the disk tier on a disk thread.

@@ -126,10 +126,6 @@ extension DiskCache {
         /// Off by default, as measured (Benchmarks/README.md, issue 30); kept for the
         /// benchmark that compares the two.
         package var writesValueFilesInBackground = false
-        /// Whether the cache keeps a filter of the keys it may hold in memory, for
-        /// ``DiskCache/mayHoldKey(_:)`` (2 to 4 bytes per entry, at most 8 MiB, built on a
-        /// background queue when the cache opens).
-        package var keepsKeyFilter = false
 
         /// Creates a configuration.
         public init(

@@ -84,7 +84,6 @@ extension DiskCache {
             if repair {
                 report.rebuild = try index.rebuildDamagedDatabase(
                     reason: "integrity check: " + integrity.prefix(3).joined(separator: "; "))
-                buildKeyFilterInBackground()  // the rows have new numbers
                 report.orphanFiles = try reclaimOrphans(dryRun: false).count
                 report.repaired = true
             }

@@ -68,8 +68,6 @@ extension DiskCache {
             throw index.indexError(error)
         }
         if let temporary = pending.temporary { Foundation.close(temporary.descriptor) }
-        // After the commit: a build of the key filter that began before reads the row.
-        noteStoredKey(key)
         // After commit no reader can reach these files through the index any more. A failed
         // unlink leaves an orphan that the collector removes later.
         if let replaced = outcome.replaced { removeValueFile(replaced) }

@@ -61,7 +61,6 @@ extension DiskCache {
         _ = try? flushAccesses()  // best effort: only recency is lost
         let rebuild = try index.rebuildDamagedDatabase(reason: "requested")
         discardSketch()
-        buildKeyFilterInBackground()  // the rows have new numbers
         guard let rebuild = rebuild ?? lastIndexRebuild else {
             throw StashError(.io, "The cache index in \(root) was rebuilt but its record cannot be read.")
         }

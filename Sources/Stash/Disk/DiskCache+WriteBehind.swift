@@ -111,12 +111,6 @@ extension DiskCache {
         let keyBytes = Self.utf8(key)
         let size: Int
         if case .store(let value) = change { size = value.size } else { size = 0 }
-        // A stored key enters the key filter as it is staged, under the staging area's lock: a
-        // build of the filter reads the staged keys under it too (``buildKeyFilter()``).
-        var filterHash: UInt64?
-        if keyFilter != nil, case .store = change { filterHash = Self.filterHash(ofKey: key) }
-        var rebuildsFilter = false
-        defer { if rebuildsFilter { buildKeyFilterInBackground() } }
         let limit = stagingLimitBytes
         let sizeLimit = effectiveSizeLimit.bytes
         if case .remove = change { accessLog.withLock { $0.forget(keyBytes) } }
@@ -127,11 +121,10 @@ extension DiskCache {
                     return .some(nil)
                 }
                 // Numbered and queued under one lock (the log's inside the staging area's, the
-                // only place the two nest, with the key filter's, which takes no other lock): a
-                // writer that sees a read numbered after this change sees the change too.
+                // only place the two nest): a writer that sees a read numbered after this change
+                // sees the change too.
                 let sequence = accessLog.withLock { $0.numberChange() }
                 staging.stage(change, key: key, keyBytes: keyBytes, sequence: sequence)
-                if let filterHash, keyFilter?.insert(filterHash) == true { rebuildsFilter = true }
                 // A full batch, or one that needs eviction (which should not wait), commits now.
                 let evicts = staging.exceeds(sizeLimit: sizeLimit, countLimit: configuration.countLimit)
                 if evicts { staging.evictingChange = sequence }
@@ -366,8 +359,6 @@ extension DiskCache {
                 (size: $0.int(0), count: $0.int(1))
             }
             if let committed { staging.withLock { $0.committed = committed } }
-            // A failed look leaves the filter as it was: the commit does not depend on it.
-            try? refreshKeyFilter(in: db)
         }
         for case let published? in pending {
             if let temporary = published.temporary { Foundation.close(temporary.descriptor) }

@@ -59,8 +59,6 @@ public final class DiskCache: Sendable {
     let writerQueue = DispatchQueue(label: "Stash.DiskCache.writer", qos: .utility)
     /// Set on ``writerQueue`` only, so that a commit asked for on it runs there directly.
     let writerQueueKey = DispatchSpecificKey<Bool>()
-    /// The keys the cache may hold (``Configuration/keepsKeyFilter``), for ``mayHoldKey(_:)``.
-    let keyFilter: KeyFilter?
 
     /// Opens the cache in `directory`, creating it (owner-only permissions) if needed.
     ///
@@ -98,7 +96,6 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         self.root = self.directory.path
         self.accessLog = LockedValue(AccessLog())
-        self.keyFilter = configuration.keepsKeyFilter ? KeyFilter() : nil
         writerQueue.setSpecific(key: writerQueueKey, value: true)
         let onEvent = configuration.onEvent
         self.index = try DiskIndex(
@@ -137,7 +134,6 @@ public final class DiskCache: Sendable {
             return others
         }
         for other in others { other.commitStagedNow() }
-        buildKeyFilterInBackground()
         if configuration.reclaimsOrphansOnOpen && !index.isReadOnly {
             DispatchQueue.global(qos: .utility).async(group: backgroundWork) { [self] in
                 // A failure here is harmless: the next open, or verify(repair:), tries again.

@@ -46,9 +46,6 @@ struct StagingArea {
 
     /// The newest change of each key, staged or being committed.
     private(set) var latest: [Data: Operation] = [:]
-
-    /// The keys with a staged change.
-    var stagedKeys: Dictionary<Data, Operation>.Keys { latest.keys }
     /// Changes not yet taken by the writer, oldest first.
     private(set) var queue: [Operation] = []
     /// Bytes of values staged or being committed.

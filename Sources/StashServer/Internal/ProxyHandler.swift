@@ -196,11 +196,6 @@
                 // The direct disk-hit path: one read on a disk thread, then, on this loop, a plain
                 // fresh hit is written at once; anything else goes to an exchange with what was read.
                 state = .busy(body: nil, requestEnded: false, responseEnded: false)
-                if self.context.store.diskLacks(base: base) {
-                    // Nothing on disk for it (the disk tier's key filter): a miss without a read.
-                    diskReadEnded(.success(nil), head: head, keepAlive: keepAlive, record: record, context: context)
-                    return
-                }
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 let isReading = self.context.store.diskRead(
                     base: base, requestHeaders: head.headers, on: context.eventLoop

@@ -223,21 +223,6 @@
             return found
         }
 
-        /// Whether the disk tier certainly has nothing for `base`.
-        ///
-        /// Neither its `Vary` marker (when this process does not know it) nor its response, as
-        /// the disk tier's key filter says (``DiskCache/mayHoldKey(_:)``): a miss then needs no
-        /// read. `false` with a shared tier, whose lookup the read leads to, and for a URL with a
-        /// known marker.
-        func diskLacks(base: String) -> Bool {
-            guard let disk, shared == nil else { return false }
-            switch markers.knowledge(of: base) {
-            case .some(.some): return false
-            case .some(.none): return !disk.mayHoldKey(base)
-            case .none: return !disk.mayHoldKey(base) && !disk.mayHoldKey("serve-vary \(base)")
-            }
-        }
-
         /// Starts ``diskRead(base:requestHeaders:)`` on ``diskReader`` (else on ``diskPool``) and
         /// calls `completion` with its answer on `eventLoop`; `false`, having started nothing, when
         /// there is neither or a shared tier sits behind the disk tier (the full lookup then runs
