@@ -20,6 +20,22 @@
             return try ProxyServer(configuration: configuration)
         }
 
+        static func temporaryDirectory() -> URL {
+            FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+        }
+
+        /// A `GET` of `target` on a task of its own, with whether its response has ended.
+        static func request(
+            _ target: String, port: Int
+        ) -> (response: Task<RawHTTP.Response, any Error>, ended: Locked<Bool>) {
+            let ended = Locked(false)
+            let response = Task {
+                defer { ended.withLock { $0 = true } }
+                return try await RawHTTP.request(port: port, target)
+            }
+            return (response, ended)
+        }
+
         /// A miss is stored in the disk tier on a disk thread.
         ///
         /// While that store is held up, the client still gets the whole response, because the
@@ -27,7 +43,7 @@
         /// completes (a new server on the same directory answers from disk).
         @Test func aMissTheMemoryTierKeptEndsWhileItsDiskStoreIsHeld() async throws {
             let origin = try await Origin.start()
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+            let directory = Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let big = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
             origin.set("/big", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: big))
@@ -36,11 +52,7 @@
                 origin: origin, directory: directory, memoryLimit: 64 << 20, holdStore: held.hook)
             try await server.start()
             let port = try #require(server.port)
-            let ended = Locked(false)
-            let first = Task {
-                defer { ended.withLock { $0 = true } }
-                return try await RawHTTP.request(port: port, "/big")
-            }
+            let (first, ended) = Self.request("/big", port: port)
             #expect(await eventually { held.isHolding })
             // Held on its disk thread: the response ends all the same.
             let endedWhileHeld = await eventually { ended.withLock { $0 } }
@@ -64,12 +76,46 @@
             await origin.stop()
         }
 
+        /// Clients get their responses ahead of their disk stores only while the bodies waiting so
+        /// hold at most 8 MiB (`ResponseStore.earlyEndLimit`): past that, a client waits for its
+        /// store, so that misses cannot outrun the disk threads and pile bodies up in memory.
+        @Test func clientsGoAheadOfTheirDiskStoresOnlyWithin8MiB() async throws {
+            let origin = try await Origin.start()
+            let directory = Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let body = Data(repeating: 7, count: 100_000)
+            for i in 0..<84 {
+                origin.set("/b/\(i)", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: body))
+            }
+            // Every disk store waits here until the test lets them all go.
+            let gate = DispatchSemaphore(value: 0)
+            let server = try Self.makeServer(
+                origin: origin, directory: directory, memoryLimit: 64 << 20, holdStore: { _ in gate.wait() })
+            try await server.start()
+            let port = try #require(server.port)
+            // 83 bodies of 100,000 bytes (8,300,000 bytes) fit in 8 MiB: each client gets its
+            // response while every store is held.
+            for i in 0..<83 {
+                let response = try await RawHTTP.request(port: port, "/b/\(i)")
+                #expect(response.status == 200 && response.body == body)
+            }
+            let (last, ended) = Self.request("/b/83", port: port)
+            #expect(await eventually { origin.count("/b/83") == 1 })
+            // The 84th would take them past 8 MiB: its client waits for its store.
+            #expect(await !eventually(within: 1) { ended.withLock { $0 } })
+            for _ in 0..<84 { gate.signal() }
+            let response = try await last.value
+            #expect(response.status == 200 && response.body == body)
+            await server.shutdown()
+            await origin.stop()
+        }
+
         /// With a memory tier too small to keep the body, the client's response ends only after the
         /// disk store: while the store is held up the response has not ended, and a second request
         /// for the URL waits for the fill and is then answered from the disk tier, not the origin.
         @Test func aMissTheMemoryTierDidNotKeepEndsAfterItsDiskStore() async throws {
             let origin = try await Origin.start()
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-serve-\(UUID())")
+            let directory = Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let big = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
             origin.set("/big", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: big))
@@ -79,11 +125,7 @@
                 origin: origin, directory: directory, memoryLimit: 64 << 10, holdStore: held.hook)
             try await server.start()
             let port = try #require(server.port)
-            let ended = Locked(false)
-            let first = Task {
-                defer { ended.withLock { $0 = true } }
-                return try await RawHTTP.request(port: port, "/big")
-            }
+            let (first, ended) = Self.request("/big", port: port)
             #expect(await eventually { held.isHolding })
             // The store cannot end while it is held, so neither can the response.
             #expect(!ended.withLock { $0 })

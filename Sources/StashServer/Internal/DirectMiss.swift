@@ -14,8 +14,8 @@
     ///   client's channel and to the ``BodySpool`` with no trip between threads;
     /// * the head waits for the first chunk (a body that comes whole goes out with its head and end
     ///   in one write); the last chunk is held back until the memory tier keeps the response, or
-    ///   else until the disk tier's store of it ends, so that a request that follows finds it (the
-    ///   fill ends with that store in either case);
+    ///   else (or while 8 MiB of bodies already wait so) until the disk tier's store of it ends, so
+    ///   that a request that follows finds it (the fill ends with that store in either case);
     /// * back-pressure: while the client's channel is not writable, the origin is not read until the
     ///   write is done;
     /// * a response the proxy does not store as it comes (not storable, a `206`) is handed over to an
@@ -317,9 +317,17 @@
             let stored = context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop)
             // The disk store, on a disk thread, does not hold the client up when the memory tier
             // kept the response: the client gets the rest now, and the fill, which a request for
-            // the URL that misses the memory tier waits for, ends with the store.
-            if spool.file == nil, context.store.memory.containsValue(forKey: base) { respond() }
-            stored.whenComplete { _ in self.storeEnded(begun) }
+            // the URL that misses the memory tier waits for, ends with the store. Only while the
+            // bodies waiting so stay within ResponseStore.earlyEndLimit (the memory bound).
+            let length = spool.length
+            let endsEarly =
+                spool.file == nil && context.store.memory.containsValue(forKey: base)
+                && context.store.beginEarlyEnd(bytes: length)
+            if endsEarly { respond() }
+            stored.whenComplete { _ in
+                if endsEarly { self.context.store.endEarlyEnd(bytes: length) }
+                self.storeEnded(begun)
+            }
         }
 
         /// Finishes once the store ended; when the URL was invalidated meanwhile, after removing

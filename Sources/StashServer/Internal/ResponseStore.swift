@@ -1,6 +1,7 @@
 #if Serve
     import Foundation
     import Logging
+    import NIOConcurrencyHelpers
     import NIOCore
     import NIOHTTP1
     import NIOPosix
@@ -123,6 +124,30 @@
 
         /// The share of the memory limit that ``heads`` may take: one part in this many.
         static let headShare = 16
+
+        /// Bytes of the bodies of misses whose clients got the end of their response before the
+        /// disk tier's store of it ended (``beginEarlyEnd(bytes:)``).
+        private let earlyEnds = NIOLockedValueBox(0)
+
+        /// The most bytes of bodies waiting for their disk store after their client's response
+        /// ended: past it a client waits for the store, so that misses cannot outrun the disk
+        /// threads and pile up bodies beyond the memory bound.
+        static let earlyEndLimit = 8 << 20
+
+        /// Whether a miss's client may get the end of its `bytes`-long response before its disk
+        /// store ends; if so, call ``endEarlyEnd(bytes:)`` when the store ends.
+        func beginEarlyEnd(bytes: Int) -> Bool {
+            earlyEnds.withLockedValue { total in
+                guard total + bytes <= Self.earlyEndLimit else { return false }
+                total += bytes
+                return true
+            }
+        }
+
+        /// Ends what ``beginEarlyEnd(bytes:)`` began, once the disk store ended.
+        func endEarlyEnd(bytes: Int) {
+            earlyEnds.withLockedValue { $0 -= bytes }
+        }
 
         /// The bytes of memory limit per URL known to have no `Vary` marker.
         ///
