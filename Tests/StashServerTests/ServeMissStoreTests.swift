@@ -3,9 +3,10 @@
     import StashServer
     import Testing
 
-    /// When the client of a miss gets the end of its response: once the response is stored, in the
-    /// memory tier or staged in the disk tier, so that a request that follows finds it; not later,
-    /// behind a disk store that runs on a disk thread.
+    /// When the client of a miss gets the end of its response: once the response is kept in the
+    /// memory tier (when it fits), not later, behind a disk store that runs on a disk thread; a
+    /// request that follows finds it in the memory tier, or waits for the fill, which ends with
+    /// the disk store.
     @Suite(.serialized)
     struct ServeMissStoreTests {
         static func makeServer(
@@ -110,26 +111,37 @@
             await origin.stop()
         }
 
-        /// With a memory tier too small to keep the body, the client's response ends only after the
-        /// disk store: while the store is held up the response has not ended, and a second request
-        /// for the URL waits for the fill and is then answered from the disk tier, not the origin.
-        @Test func aMissTheMemoryTierDidNotKeepEndsAfterItsDiskStore() async throws {
+        /// A body the memory tier has no room for still ends while its disk store is held up.
+        ///
+        /// A second request for the URL then misses the memory tier and finds the fill still open
+        /// (it ends with the store): it waits for it, and is answered from the disk tier once the
+        /// store ends, not by the origin.
+        @Test func aMissTheMemoryTierDidNotKeepEndsWhileItsDiskStoreIsHeldAndAFollowerWaitsForIt() async throws {
             let origin = try await Origin.start()
             let directory = Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let big = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+            // 2 MiB: bodies up to 256 KiB are collected in memory; one above 128 KiB enters the
+            // memory tier only while it has room, which ten others of 200,000 bytes take first.
+            let body = { (seed: Int) in Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* seed) }) }
+            for i in 0..<10 {
+                origin.set("/fill/\(i)", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: body(i + 3)))
+            }
+            let big = body(11)
             origin.set("/big", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: big))
             let held = HeldDiskRead(suffix: "/big")
-            // 64 KiB: a body above 8 KiB never enters the memory tier.
             let server = try Self.makeServer(
-                origin: origin, directory: directory, memoryLimit: 64 << 10, holdStore: held.hook)
+                origin: origin, directory: directory, memoryLimit: 2 << 20, holdStore: held.hook)
             try await server.start()
             let port = try #require(server.port)
-            let (first, ended) = Self.request("/big", port: port)
+            for i in 0..<10 { _ = try await RawHTTP.request(port: port, "/fill/\(i)") }
+            let (first, firstEnded) = Self.request("/big", port: port)
             #expect(await eventually { held.isHolding })
-            // The store cannot end while it is held, so neither can the response.
-            #expect(!ended.withLock { $0 })
-            let second = Task { try await RawHTTP.request(port: port, "/big") }
+            #expect(await eventually { firstEnded.withLock { $0 } })
+            // The follower: the fill cannot end while its store is held, so neither can this (a
+            // body the memory tier kept would be a memory hit here).
+            let (second, secondEnded) = Self.request("/big", port: port)
+            #expect(await !eventually(within: 1) { secondEnded.withLock { $0 } })
+            #expect(origin.count("/big") == 1)
             held.release()
             let responses = [try await first.value, try await second.value]
             #expect(responses.map(\.status) == [200, 200])

@@ -103,12 +103,16 @@ extension DiskCache {
         /// A process killed in between loses at most the changes of this window that no
         /// `flush()` covered. Defaults to 25 ms.
         public var maxWriteDelay: Duration
-        /// Under ``WriteMode/writeBehind``, the most bytes of values waiting to be committed, or
-        /// `nil` for the default: the smaller of 8 MiB and 5 % of ``sizeLimit``.
+        /// Under ``WriteMode/writeBehind``, the most bytes of values waiting in memory to be
+        /// committed, or `nil` for the default: the smaller of 8 MiB and 5 % of ``sizeLimit``.
         ///
         /// A store that would exceed it waits for the writer (back-pressure), so memory stays
         /// bounded whatever the caller does. A single value larger than the bound is staged
-        /// alone.
+        /// alone. Values at or above ``inlineThreshold`` wait in their temporary files, not in
+        /// memory: they count against a second bound, 5 % of ``sizeLimit`` (or this one if it is
+        /// larger), on all the bytes staged, which is how far the disk may go past ``sizeLimit``
+        /// before the writer evicts. So stores of large values do not wait for a writer that
+        /// commits less often than every 8 MiB of them.
         public var stagingLimit: ByteCount?
         /// The current time; inject a clock in tests to drive expiry.
         public var clock: @Sendable () -> Date
@@ -347,6 +351,10 @@ extension DiskCache {
         public var stagedBytes = 0
         /// The most bytes of values that were ever staged at once.
         public var peakStagedBytes = 0
+        /// The most bytes of staged values that were ever held in memory at once (values not
+        /// waiting in a temporary file); within ``Configuration/stagingLimit`` but for a single
+        /// larger value.
+        public var peakStagedMemoryBytes = 0
         /// The size limit in force after a full disk lowered it, or `nil` while it is the
         /// configured ``Configuration/sizeLimit``.
         public var effectiveSizeLimit: ByteCount?

@@ -286,6 +286,7 @@ extension DiskCache {
         staging.withLock { staging in
             statistics.stagedBytes = staging.bytes
             statistics.peakStagedBytes = staging.peakBytes
+            statistics.peakStagedMemoryBytes = staging.peakMemoryBytes
         }
         return statistics
     }

@@ -134,8 +134,16 @@ extension DiskCache {
     /// - Throws: ``StashError`` for an empty key or when the index cannot be read.
     /// - Complexity: O(log *N*).
     public func attributes(forKey key: String) throws -> Attributes? {
+        try attributes(forKey: key, waitingForEviction: true)
+    }
+
+    /// ``attributes(forKey:)``, where `waitingForEviction: false` answers at once while a staged
+    /// store that takes the cache over its limit waits for its commit: the answer may then be an
+    /// entry that the commit evicts, as ``entry(forKey:decodingExtra:waitingForEviction:)``'s may
+    /// (the cache keeps the same entries either way: this read records no access).
+    package func attributes(forKey key: String, waitingForEviction: Bool) throws -> Attributes? {
         try Self.validate(key: key)
-        if let staged = stagedChange(forKey: key) {
+        if let staged = stagedChange(forKey: key, waitingForEviction: waitingForEviction) {
             guard case .store(let value) = staged.change else { return nil }
             return try stagedAttributes(value, forKey: key)
         }

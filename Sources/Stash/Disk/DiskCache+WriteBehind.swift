@@ -39,10 +39,17 @@ extension DiskCache {
 
     var writesBehind: Bool { configuration.writeMode == .writeBehind }
 
-    /// The most bytes of values staged at once.
+    /// The most bytes of values staged in memory at once.
     var stagingLimitBytes: Int {
         if let limit = configuration.stagingLimit { return limit.bytes }
         return max(1, min(8 << 20, configuration.sizeLimit.bytes / 20))
+    }
+
+    /// The most bytes of values staged at once, those waiting in temporary files included: 5 %
+    /// of the size limit (what the disk may hold beyond it until the writer evicts), and never
+    /// less than ``stagingLimitBytes``.
+    var stagedFileLimitBytes: Int {
+        max(stagingLimitBytes, configuration.sizeLimit.bytes / 20)
     }
 
     /// The most changes staged at once, so that a batch of removals stays bounded too.
@@ -109,15 +116,25 @@ extension DiskCache {
     func stage(_ change: StagingArea.Change, forKey key: String) throws {
         try wrapIndexErrors { try index.throwIfReadOnly() }
         let keyBytes = Self.utf8(key)
-        let size: Int
-        if case .store(let value) = change { size = value.size } else { size = 0 }
+        let (size, memorySize): (Int, Int)
+        if case .store(let value) = change {
+            size = value.size
+            if case .inline = value.source { memorySize = value.size } else { memorySize = 0 }
+        } else {
+            (size, memorySize) = (0, 0)
+        }
         let limit = stagingLimitBytes
+        let fileLimit = stagedFileLimitBytes
         let sizeLimit = effectiveSizeLimit.bytes
         if case .remove = change { accessLog.withLock { $0.forget(keyBytes) } }
         while true {
             try throwPendingFailure()
             let schedule = staging.withLock { staging -> AccessFlushSchedule?? in
-                guard staging.admits(size: size, limit: limit, countLimit: Self.stagingCountLimit) else {
+                guard
+                    staging.admits(
+                        size: size, memorySize: memorySize, memoryLimit: limit, limit: fileLimit,
+                        countLimit: Self.stagingCountLimit)
+                else {
                     return .some(nil)
                 }
                 // Numbered and queued under one lock (the log's inside the staging area's, the

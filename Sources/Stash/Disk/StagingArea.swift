@@ -42,6 +42,12 @@ struct StagingArea {
             if case .store(let value) = change { return value.size }
             return 0
         }
+
+        /// The bytes it holds in memory: a value's own, unless they wait in a temporary file.
+        var memorySize: Int {
+            if case .store(let value) = change, case .inline = value.source { return value.size }
+            return 0
+        }
     }
 
     /// The newest change of each key, staged or being committed.
@@ -50,8 +56,12 @@ struct StagingArea {
     private(set) var queue: [Operation] = []
     /// Bytes of values staged or being committed.
     private(set) var bytes = 0
+    /// The part of `bytes` held in memory (values not written to a temporary file).
+    private(set) var memoryBytes = 0
     /// The most `bytes` ever was.
     private(set) var peakBytes = 0
+    /// The most `memoryBytes` ever was.
+    private(set) var peakMemoryBytes = 0
     /// Whether, and how soon, the writer is scheduled.
     var schedule = AccessFlushSchedule.idle
     /// The failure of the last batch the writer dropped, until a caller is told.
@@ -91,10 +101,12 @@ struct StagingArea {
     private var batchesInProgress = 0
     var queuedCount: Int { queue.count }
 
-    /// Whether a value of `size` bytes fits under `limit` and `countLimit` staged changes now;
+    /// Whether a value of `size` bytes (`memorySize` of them held in memory) fits now: at most
+    /// `memoryLimit` bytes in memory, `limit` bytes in all, and `countLimit` staged changes;
     /// alone, any value fits.
-    func admits(size: Int, limit: Int, countLimit: Int) -> Bool {
-        latest.isEmpty || (bytes + size <= limit && queue.count < countLimit)
+    func admits(size: Int, memorySize: Int, memoryLimit: Int, limit: Int, countLimit: Int) -> Bool {
+        latest.isEmpty
+            || (memoryBytes + memorySize <= memoryLimit && bytes + size <= limit && queue.count < countLimit)
     }
 
     /// The newest staged change of `key`, if any.
@@ -109,7 +121,9 @@ struct StagingArea {
         queue.append(operation)
         latest[keyBytes] = operation
         bytes += operation.size
+        memoryBytes += operation.memorySize
         peakBytes = max(peakBytes, bytes)
+        peakMemoryBytes = max(peakMemoryBytes, memoryBytes)
         if case .store = change { stores += 1 }
     }
 
@@ -132,6 +146,7 @@ struct StagingArea {
     mutating func finish(_ batch: [Operation]) {
         for operation in batch {
             bytes -= operation.size
+            memoryBytes -= operation.memorySize
             if case .store = operation.change { stores -= 1 }
             if latest[operation.keyBytes]?.sequence == operation.sequence {
                 latest[operation.keyBytes] = nil

@@ -44,7 +44,7 @@
         @Option(
             name: .customLong("memory-limit"),
             help: ArgumentHelp(
-                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each), a sixteenth of it for the decoded heads of disk-tier entries. Beyond it the process needs a fixed overhead (runtime, SQLite's page caches, the disk tier's staging area and frequency sketch, up to 262,144 URLs known to have no Vary marker, one per KiB of the limit at about 64 bytes each, bodies in flight, up to 4 MiB kept for bodies above 128 KiB), meant to stay within 64 MiB whatever the number of URLs.",
+                "The memory tier's byte limit (default: 256MiB): what its responses hold (bodies, heads, about 1 KiB of objects each), a sixteenth of it for the decoded heads of disk-tier entries. Beyond it the process needs a fixed overhead (runtime, SQLite's page caches, the disk tier's staging area and frequency sketch, up to 262,144 URLs known to have no Vary marker, one per KiB of the limit at about 64 bytes each, bodies in flight (up to 8 MiB of them waiting for their disk store after their response ended), up to 4 MiB kept for bodies above 128 KiB), meant to stay within 64 MiB whatever the number of URLs.",
                 valueName: "size"))
         var memoryLimitText: String?
 

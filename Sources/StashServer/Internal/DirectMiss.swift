@@ -13,9 +13,11 @@
     ///   (``OriginConnectionPool/lease(deadline:fresh:preferring:completion:)``): a part goes to the
     ///   client's channel and to the ``BodySpool`` with no trip between threads;
     /// * the head waits for the first chunk (a body that comes whole goes out with its head and end
-    ///   in one write); the last chunk is held back until the memory tier keeps the response, or
-    ///   else (or while 8 MiB of bodies already wait so) until the disk tier's store of it ends, so
-    ///   that a request that follows finds it (the fill ends with that store in either case);
+    ///   in one write); the last chunk is held back until the response is stored in the memory
+    ///   tier, and goes before the disk tier's store of it ends, which runs on a disk thread; the
+    ///   fill ends with that store, so that a request that follows finds the response (it waits for
+    ///   the fill when the memory tier did not keep it). While the bodies that wait for their disk
+    ///   store so hold 8 MiB, and for a body spooled to a file, the last chunk waits for the store;
     /// * back-pressure: while the client's channel is not writable, the origin is not read until the
     ///   write is done;
     /// * a response the proxy does not store as it comes (not storable, a `206`) is handed over to an
@@ -315,14 +317,15 @@
                 spool, status: status, storable: storable, varyValues: [:], requestTime: requestTime,
                 responseTime: responseTime)
             let stored = context.store.storeMiss(cached, key: base, bodyFile: spool.file, on: loop)
-            // The disk store, on a disk thread, does not hold the client up when the memory tier
-            // kept the response: the client gets the rest now, and the fill, which a request for
-            // the URL that misses the memory tier waits for, ends with the store. Only while the
-            // bodies waiting so stay within ResponseStore.earlyEndLimit (the memory bound).
+            // The disk store, on a disk thread, does not hold the client up: the client gets the
+            // rest now, and the fill, which a request for the URL that misses the memory tier
+            // waits for, ends with the store, so that such a request finds the response in the
+            // memory tier or on disk, not at the origin. Only while the bodies waiting so stay
+            // within ResponseStore.earlyEndLimit (the memory bound); a body spooled to a file,
+            // and a miss with no disk store to wait for, end as before.
             let length = spool.length
             let endsEarly =
-                spool.file == nil && context.store.memory.containsValue(forKey: base)
-                && context.store.beginEarlyEnd(bytes: length)
+                spool.file == nil && context.store.storesOnDiskThreads && context.store.beginEarlyEnd(bytes: length)
             if endsEarly { respond() }
             stored.whenComplete { _ in
                 if endsEarly { self.context.store.endEarlyEnd(bytes: length) }

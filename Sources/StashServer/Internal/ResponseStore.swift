@@ -144,6 +144,10 @@
             }
         }
 
+        /// Whether ``storeMiss(_:key:bodyFile:on:)`` stores in the disk tier on a disk thread (a
+        /// future that a miss's client need not wait for).
+        var storesOnDiskThreads: Bool { disk != nil && diskPool != nil }
+
         /// Ends what ``beginEarlyEnd(bytes:)`` began, once the disk store ended.
         func endEarlyEnd(bytes: Int) {
             earlyEnds.withLockedValue { $0 -= bytes }
@@ -240,7 +244,7 @@
             if case .some(let known) = markers.knowledge(of: base) {
                 marker = known
             } else {
-                marker = Self.marker(try? disk.attributes(forKey: "serve-vary \(base)"))
+                marker = readMarker(base: base, from: disk)
                 markers.set(marker, for: base, ifUnknown: true)
             }
             let key = marker.map { variantKey(base: base, marker: $0, requestHeaders: requestHeaders) } ?? base
@@ -319,12 +323,25 @@
 
         // MARK: - Vary
 
+        /// The `Vary` marker of `base` in the disk tier, read without waiting for a commit that
+        /// evicts.
+        ///
+        /// In a full disk tier nearly every store evicts, and a disk hit of a URL whose marker this
+        /// process does not know must not queue behind the writer (and its checkpoints). The
+        /// marker may then be one that the commit evicts; the entry it selects is read the same
+        /// way (``diskLookUp(key:)``). Blocks: run it off the event loops.
+        func readMarker(base: String, from disk: DiskCache) -> VaryMarker? {
+            Self.marker(try? disk.attributes(forKey: "serve-vary \(base)", waitingForEviction: false))
+        }
+
         private func varyMarker(base: String) async -> VaryMarker? {
             if case .some(let known) = markers.knowledge(of: base) { return known }
             let key = "serve-vary \(base)"
             var metadata: DiskCache.Metadata?
             if let disk {
-                metadata = (try? await offLoop { try disk.attributes(forKey: key) })?.metadata
+                // As readMarker(base:from:), without waiting for a commit that evicts.
+                let read = try? await offLoop { try disk.attributes(forKey: key, waitingForEviction: false) }
+                metadata = read?.metadata
             }
             if metadata == nil, let shared {
                 metadata = (try? await shared.entry(forKey: key))?.metadata

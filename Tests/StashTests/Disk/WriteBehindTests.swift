@@ -160,13 +160,14 @@ import Testing
         }
     }
 
-    /// A read that does not wait for eviction (the proxy's disk hit) answers while a commit is held.
+    /// Reads that do not wait for eviction (the proxy's disk hit and its read of a URL's `Vary`
+    /// marker) answer while a commit is held.
     ///
     /// The commit is that of a store that took the cache over its limit: the read finds what is
     /// stored, where a read that waits gets its answer after the commit. Once committed, both
     /// caches keep the same entries: the non-waiting read's access to an entry the commit evicted
     /// changes nothing.
-    @Test func aReadThatDoesNotWaitForEvictionAnswersWhileTheCommitIsHeld() throws {
+    @Test func readsThatDoNotWaitForEvictionAnswerWhileTheCommitIsHeld() throws {
         try withTemporaryDirectory { dir in
             var entries: [[String]] = []
             for waits in [false, true] {
@@ -192,12 +193,15 @@ import Testing
                     let entry = try cache.entry(forKey: "k0", decodingExtra: false, waitingForEviction: true)
                     #expect(entry == nil)  // after the commit, which evicted it
                     #expect(cache.statistics.commits == commits + 1)
+                    #expect(try cache.attributes(forKey: "k8", waitingForEviction: true)?.size == 1000)
                 } else {
                     let entry = try cache.entry(forKey: "k0", decodingExtra: false, waitingForEviction: false)
-                    // Answered with the writer still held: no commit ran for it.
+                    let attributes = try cache.attributes(forKey: "k0", waitingForEviction: false)
+                    // Answered with the writer still held: no commit ran for them.
                     #expect(cache.statistics.commits == commits)
                     held.signal()
                     #expect(entry?.inlineBytes == pattern(1000, seed: 0))
+                    #expect(attributes?.size == 1000)
                 }
                 try cache.flush()
                 entries.append(try (0..<9).map { "k\($0)" }.filter { try cache.containsData(forKey: $0) })
@@ -263,9 +267,12 @@ import Testing
                 }
                 try await group.waitForAll()
             }
+            // The bound is on the bytes held in memory: the values of 40,000 bytes wait in their
+            // temporary files, within 5 % of the size limit.
             let statistics = cache.statistics
-            #expect(statistics.peakStagedBytes <= bound)
-            #expect(statistics.peakStagedBytes > bound / 2)
+            #expect(statistics.peakStagedMemoryBytes <= bound)
+            #expect(statistics.peakStagedMemoryBytes > bound / 2)
+            #expect(statistics.peakStagedBytes <= 100_000_000 / 20)
             #expect(statistics.commits > 50)
             #expect(try cache.totalCount == 100 * bound / 1024)
         }
@@ -294,12 +301,54 @@ import Testing
 
     @Test func aValueLargerThanTheStagingAreaIsStagedAlone() throws {
         try withTemporaryDirectory { dir in
-            let cache = try DiskCache(directory: dir, configuration: Self.staged(stagingLimit: .bytes(10_000)))
+            var configuration = Self.staged(stagingLimit: .bytes(10_000))
+            configuration.inlineThreshold = .megabytes(1)  // both values staged in memory
+            let cache = try DiskCache(directory: dir, configuration: configuration)
             try cache.store(pattern(5000, seed: 1), forKey: "small")
             try cache.store(pattern(200_000, seed: 2), forKey: "large")
             #expect(cache.statistics.peakStagedBytes == 200_000)
+            #expect(cache.statistics.peakStagedMemoryBytes == 200_000)
             #expect(try cache.data(forKey: "small") == pattern(5000, seed: 1))
             #expect(try cache.data(forKey: "large") == pattern(200_000, seed: 2))
+        }
+    }
+
+    /// Values in temporary files do not count against the bound on memory: with the writer held,
+    /// stores of them return until all the staged bytes reach 5 % of the size limit; the next
+    /// one waits for the writer.
+    @Test func valuesInTemporaryFilesWaitForTheWriterOnlyAt5PercentOfTheSizeLimit() throws {
+        try withTemporaryDirectory { dir in
+            // 10 MB: at most 500,000 bytes staged in all, 10,000 of them in memory.
+            let cache = try DiskCache(directory: dir, configuration: Self.staged(stagingLimit: .bytes(10_000)))
+            let held = DispatchSemaphore(value: 0)
+            let holding = DispatchSemaphore(value: 0)
+            cache.writerQueue.async {
+                holding.signal()
+                _ = held.wait(timeout: .now() + 30)  // lets go by itself, so that a wrong wait ends
+            }
+            holding.wait()
+            for i in 0..<12 { try cache.store(pattern(40_000, seed: UInt64(i)), forKey: "file\(i)") }
+            try cache.store(pattern(9000, seed: 20), forKey: "inline")
+            #expect(cache.statistics.stagedBytes == 12 * 40_000 + 9000)
+            #expect(cache.statistics.peakStagedMemoryBytes == 9000)
+            #expect(cache.statistics.commits == 0)
+            // 489,000 + 40,000 bytes would pass 500,000: this store waits for the writer.
+            // On a thread of its own: it blocks until the writer runs.
+            let returned = DispatchSemaphore(value: 0)
+            let failure = LockedValue<(any Error)?>(nil)
+            DispatchQueue.global().async {
+                do { try cache.store(pattern(40_000, seed: 30), forKey: "over") } catch {
+                    failure.withLock { $0 = error }
+                }
+                returned.signal()
+            }
+            #expect(returned.wait(timeout: .now() + 1) == .timedOut)
+            held.signal()
+            returned.wait()
+            #expect(failure.withLock { $0 } == nil)
+            #expect(cache.statistics.commits >= 1)
+            for i in 0..<12 { #expect(try cache.data(forKey: "file\(i)") == pattern(40_000, seed: UInt64(i))) }
+            #expect(try cache.data(forKey: "over") == pattern(40_000, seed: 30))
         }
     }
 
