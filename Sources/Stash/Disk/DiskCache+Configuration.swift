@@ -111,8 +111,9 @@ extension DiskCache {
         /// alone. Values at or above ``inlineThreshold`` wait in their temporary files, not in
         /// memory: they count against a second bound, 5 % of ``sizeLimit`` (or this one if it is
         /// larger), on all the bytes staged, which is how far the disk may go past ``sizeLimit``
-        /// before the writer evicts. So stores of large values do not wait for a writer that
-        /// commits less often than every 8 MiB of them.
+        /// before the writer evicts, and at most 256 of them wait at once (each keeps its file
+        /// open). So stores of large values do not wait for a writer that commits less often
+        /// than every 8 MiB of them.
         public var stagingLimit: ByteCount?
         /// The current time; inject a clock in tests to drive expiry.
         public var clock: @Sendable () -> Date

@@ -54,6 +54,10 @@ extension DiskCache {
 
     /// The most changes staged at once, so that a batch of removals stays bounded too.
     static let stagingCountLimit = 8192
+    /// The most staged values waiting in temporary files at once: each keeps its descriptor
+    /// open (and locked) until its commit, so that the process stays far within a soft limit of
+    /// 1024 open files (as many as an 8 MiB bound allowed values of 32 KiB).
+    static let stagedFileCountLimit = 256
     /// A batch this long is committed at once instead of after the delay.
     static let fullBatchCount = 2048
 
@@ -116,12 +120,16 @@ extension DiskCache {
     func stage(_ change: StagingArea.Change, forKey key: String) throws {
         try wrapIndexErrors { try index.throwIfReadOnly() }
         let keyBytes = Self.utf8(key)
-        let (size, memorySize): (Int, Int)
+        let (size, memorySize, holdsFile): (Int, Int, Bool)
         if case .store(let value) = change {
             size = value.size
-            if case .inline = value.source { memorySize = value.size } else { memorySize = 0 }
+            if case .inline = value.source {
+                (memorySize, holdsFile) = (value.size, false)
+            } else {
+                (memorySize, holdsFile) = (0, true)
+            }
         } else {
-            (size, memorySize) = (0, 0)
+            (size, memorySize, holdsFile) = (0, 0, false)
         }
         let limit = stagingLimitBytes
         let fileLimit = stagedFileLimitBytes
@@ -132,8 +140,8 @@ extension DiskCache {
             let schedule = staging.withLock { staging -> AccessFlushSchedule?? in
                 guard
                     staging.admits(
-                        size: size, memorySize: memorySize, memoryLimit: limit, limit: fileLimit,
-                        countLimit: Self.stagingCountLimit)
+                        size: size, memorySize: memorySize, holdsFile: holdsFile, memoryLimit: limit,
+                        limit: fileLimit, fileLimit: Self.stagedFileCountLimit, countLimit: Self.stagingCountLimit)
                 else {
                     return .some(nil)
                 }

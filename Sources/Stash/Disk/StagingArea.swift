@@ -48,6 +48,12 @@ struct StagingArea {
             if case .store(let value) = change, case .inline = value.source { return value.size }
             return 0
         }
+
+        /// Whether it holds a temporary file (and its open, locked descriptor).
+        var holdsFile: Bool {
+            if case .store(let value) = change, case .file = value.source { return true }
+            return false
+        }
     }
 
     /// The newest change of each key, staged or being committed.
@@ -62,6 +68,8 @@ struct StagingArea {
     private(set) var peakBytes = 0
     /// The most `memoryBytes` ever was.
     private(set) var peakMemoryBytes = 0
+    /// Staged values that wait in temporary files, each with its descriptor open.
+    private(set) var files = 0
     /// Whether, and how soon, the writer is scheduled.
     var schedule = AccessFlushSchedule.idle
     /// The failure of the last batch the writer dropped, until a caller is told.
@@ -101,12 +109,15 @@ struct StagingArea {
     private var batchesInProgress = 0
     var queuedCount: Int { queue.count }
 
-    /// Whether a value of `size` bytes (`memorySize` of them held in memory) fits now: at most
-    /// `memoryLimit` bytes in memory, `limit` bytes in all, and `countLimit` staged changes;
-    /// alone, any value fits.
-    func admits(size: Int, memorySize: Int, memoryLimit: Int, limit: Int, countLimit: Int) -> Bool {
+    /// Whether a value of `size` bytes (`memorySize` of them held in memory, in a temporary file
+    /// if `holdsFile`) fits now: at most `memoryLimit` bytes in memory, `limit` bytes in all,
+    /// `fileLimit` temporary files and `countLimit` staged changes; alone, any value fits.
+    func admits(
+        size: Int, memorySize: Int, holdsFile: Bool, memoryLimit: Int, limit: Int, fileLimit: Int, countLimit: Int
+    ) -> Bool {
         latest.isEmpty
-            || (memoryBytes + memorySize <= memoryLimit && bytes + size <= limit && queue.count < countLimit)
+            || (memoryBytes + memorySize <= memoryLimit && bytes + size <= limit && queue.count < countLimit
+                && (!holdsFile || files < fileLimit))
     }
 
     /// The newest staged change of `key`, if any.
@@ -122,6 +133,7 @@ struct StagingArea {
         latest[keyBytes] = operation
         bytes += operation.size
         memoryBytes += operation.memorySize
+        if operation.holdsFile { files += 1 }
         peakBytes = max(peakBytes, bytes)
         peakMemoryBytes = max(peakMemoryBytes, memoryBytes)
         if case .store = change { stores += 1 }
@@ -147,6 +159,7 @@ struct StagingArea {
         for operation in batch {
             bytes -= operation.size
             memoryBytes -= operation.memorySize
+            if operation.holdsFile { files -= 1 }
             if case .store = operation.change { stores -= 1 }
             if latest[operation.keyBytes]?.sequence == operation.sequence {
                 latest[operation.keyBytes] = nil

@@ -352,6 +352,39 @@ import Testing
         }
     }
 
+    /// Each value waiting in a temporary file keeps its descriptor open until its commit: at most
+    /// 256 wait at once, whatever the bound on bytes, and the next store waits for the writer.
+    @Test func atMost256ValuesWaitInTemporaryFiles() throws {
+        try withTemporaryDirectory { dir in
+            // 1 GB: 50 MB may be staged in all, far more than 256 values of 32 KiB.
+            let cache = try DiskCache(directory: dir, configuration: Self.staged(sizeLimit: .megabytes(1000)))
+            let held = DispatchSemaphore(value: 0)
+            let holding = DispatchSemaphore(value: 0)
+            cache.writerQueue.async {
+                holding.signal()
+                _ = held.wait(timeout: .now() + 30)  // lets go by itself, so that a wrong wait ends
+            }
+            holding.wait()
+            let size = 32 * 1024  // the inline threshold: each value goes to a file
+            for i in 0..<DiskCache.stagedFileCountLimit {
+                try cache.store(pattern(size, seed: UInt64(i)), forKey: "file\(i)")
+            }
+            #expect(cache.statistics.commits == 0)
+            try cache.store(pattern(100, seed: 1), forKey: "inline")  // no file: not held back
+            let returned = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                try? cache.store(pattern(size, seed: 999), forKey: "one more")
+                returned.signal()
+            }
+            #expect(returned.wait(timeout: .now() + 1) == .timedOut)
+            held.signal()
+            returned.wait()
+            try cache.flush()
+            #expect(try cache.data(forKey: "one more") == pattern(size, seed: 999))
+            #expect(try cache.totalCount == DiskCache.stagedFileCountLimit + 2)
+        }
+    }
+
     @Test func aFailedBackgroundCommitIsDroppedWholeReportedAndThrownByTheNextCall() throws {
         try withTemporaryDirectory { dir in
             let events = LockedValue<[String]>([])
