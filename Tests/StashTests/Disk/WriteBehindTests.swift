@@ -26,6 +26,35 @@ import Testing
             maxWriteDelay: .seconds(3600), stagingLimit: stagingLimit, onEvent: onEvent)
     }
 
+    /// Holds `cache`'s writer on its queue until the returned semaphore is signalled; it lets go
+    /// by itself after 30 s, so that a read or store that wrongly waits for it ends the test.
+    static func holdWriter(of cache: DiskCache) -> DispatchSemaphore {
+        let held = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        cache.writerQueue.async {
+            holding.signal()
+            _ = held.wait(timeout: .now() + 30)
+        }
+        holding.wait()
+        return held
+    }
+
+    /// Runs `body` on a thread of its own, where it may block until the writer runs.
+    ///
+    /// The semaphore is signalled once it returned; the error it threw, if any, is then in
+    /// `failure`.
+    static func onAThread(
+        _ body: @escaping @Sendable () throws -> Void
+    ) -> (returned: DispatchSemaphore, failure: LockedValue<(any Error)?>) {
+        let returned = DispatchSemaphore(value: 0)
+        let failure = LockedValue<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do { try body() } catch { failure.withLock { $0 = error } }
+            returned.signal()
+        }
+        return (returned, failure)
+    }
+
     @Test func everyReadSeesStagedStoresAndRemovalsBeforeTheyCommit() async throws {
         try await withTemporaryDirectory { dir in
             let cache = try DiskCache(directory: dir, configuration: Self.staged())
@@ -177,15 +206,8 @@ import Testing
                 let cache = try DiskCache(directory: directory, configuration: configuration)
                 for i in 0..<9 { try cache.store(pattern(1000, seed: UInt64(i)), forKey: "k\(i)") }
                 try cache.flush()
-                // The writer is held, so the commit that the next store schedules cannot run (it
-                // lets go by itself after 30 s, so that a read that wrongly waits ends the test).
-                let held = DispatchSemaphore(value: 0)
-                let holding = DispatchSemaphore(value: 0)
-                cache.writerQueue.async {
-                    holding.signal()
-                    _ = held.wait(timeout: .now() + 30)
-                }
-                holding.wait()
+                // The writer is held, so the commit that the next store schedules cannot run.
+                let held = Self.holdWriter(of: cache)
                 try cache.store(pattern(3000, seed: 9), forKey: "over")  // evicts the oldest
                 let commits = cache.statistics.commits
                 if waits {
@@ -320,28 +342,14 @@ import Testing
         try withTemporaryDirectory { dir in
             // 10 MB: at most 500,000 bytes staged in all, 10,000 of them in memory.
             let cache = try DiskCache(directory: dir, configuration: Self.staged(stagingLimit: .bytes(10_000)))
-            let held = DispatchSemaphore(value: 0)
-            let holding = DispatchSemaphore(value: 0)
-            cache.writerQueue.async {
-                holding.signal()
-                _ = held.wait(timeout: .now() + 30)  // lets go by itself, so that a wrong wait ends
-            }
-            holding.wait()
+            let held = Self.holdWriter(of: cache)
             for i in 0..<12 { try cache.store(pattern(40_000, seed: UInt64(i)), forKey: "file\(i)") }
             try cache.store(pattern(9000, seed: 20), forKey: "inline")
             #expect(cache.statistics.stagedBytes == 12 * 40_000 + 9000)
             #expect(cache.statistics.peakStagedMemoryBytes == 9000)
             #expect(cache.statistics.commits == 0)
             // 489,000 + 40,000 bytes would pass 500,000: this store waits for the writer.
-            // On a thread of its own: it blocks until the writer runs.
-            let returned = DispatchSemaphore(value: 0)
-            let failure = LockedValue<(any Error)?>(nil)
-            DispatchQueue.global().async {
-                do { try cache.store(pattern(40_000, seed: 30), forKey: "over") } catch {
-                    failure.withLock { $0 = error }
-                }
-                returned.signal()
-            }
+            let (returned, failure) = Self.onAThread { try cache.store(pattern(40_000, seed: 30), forKey: "over") }
             #expect(returned.wait(timeout: .now() + 1) == .timedOut)
             held.signal()
             returned.wait()
@@ -358,27 +366,18 @@ import Testing
         try withTemporaryDirectory { dir in
             // 1 GB: 50 MB may be staged in all, far more than 256 values of 32 KiB.
             let cache = try DiskCache(directory: dir, configuration: Self.staged(sizeLimit: .megabytes(1000)))
-            let held = DispatchSemaphore(value: 0)
-            let holding = DispatchSemaphore(value: 0)
-            cache.writerQueue.async {
-                holding.signal()
-                _ = held.wait(timeout: .now() + 30)  // lets go by itself, so that a wrong wait ends
-            }
-            holding.wait()
+            let held = Self.holdWriter(of: cache)
             let size = 32 * 1024  // the inline threshold: each value goes to a file
             for i in 0..<DiskCache.stagedFileCountLimit {
                 try cache.store(pattern(size, seed: UInt64(i)), forKey: "file\(i)")
             }
             #expect(cache.statistics.commits == 0)
             try cache.store(pattern(100, seed: 1), forKey: "inline")  // no file: not held back
-            let returned = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                try? cache.store(pattern(size, seed: 999), forKey: "one more")
-                returned.signal()
-            }
+            let (returned, failure) = Self.onAThread { try cache.store(pattern(size, seed: 999), forKey: "one more") }
             #expect(returned.wait(timeout: .now() + 1) == .timedOut)
             held.signal()
             returned.wait()
+            #expect(failure.withLock { $0 } == nil)
             try cache.flush()
             #expect(try cache.data(forKey: "one more") == pattern(size, seed: 999))
             #expect(try cache.totalCount == DiskCache.stagedFileCountLimit + 2)
