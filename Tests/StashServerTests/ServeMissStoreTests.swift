@@ -80,31 +80,42 @@
         /// Clients get their responses ahead of their disk stores only while the bodies waiting so
         /// hold at most 8 MiB (`ResponseStore.earlyEndLimit`): past that, a client waits for its
         /// store, so that misses cannot outrun the disk threads and pile bodies up in memory.
-        @Test func clientsGoAheadOfTheirDiskStoresOnlyWithin8MiB() async throws {
+        ///
+        /// Bodies the memory tier keeps (100,000 bytes in 64 MiB: 83 fit in 8 MiB), and bodies
+        /// above 128 KiB in a 2 MiB memory tier, which keeps about nine and then has no room
+        /// (200,000 bytes: 41 fit), so that most of the 8 MiB is bodies held only for their store.
+        @Test(arguments: [(memoryLimit: 64 << 20, bodySize: 100_000), (memoryLimit: 2 << 20, bodySize: 200_000)])
+        func clientsGoAheadOfTheirDiskStoresOnlyWithin8MiB(memoryLimit: Int, bodySize: Int) async throws {
             let origin = try await Origin.start()
             let directory = Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let body = Data(repeating: 7, count: 100_000)
-            for i in 0..<84 {
+            let body = Data(repeating: 7, count: bodySize)
+            let fitting = (8 << 20) / bodySize
+            for i in 0...fitting {
                 origin.set("/b/\(i)", Origin.Reply(headers: [("Cache-Control", "max-age=3600")], body: body))
             }
             // Every disk store waits here until the test lets them all go.
             let gate = DispatchSemaphore(value: 0)
             let server = try Self.makeServer(
-                origin: origin, directory: directory, memoryLimit: 64 << 20, holdStore: { _ in gate.wait() })
+                origin: origin, directory: directory, memoryLimit: memoryLimit, holdStore: { _ in gate.wait() })
             try await server.start()
             let port = try #require(server.port)
-            // 83 bodies of 100,000 bytes (8,300,000 bytes) fit in 8 MiB: each client gets its
-            // response while every store is held.
-            for i in 0..<83 {
-                let response = try await RawHTTP.request(port: port, "/b/\(i)")
-                #expect(response.status == 200 && response.body == body)
+            // The bodies that fit in 8 MiB: each client gets its response while every store is held.
+            var allEnded = true
+            for i in 0..<fitting where allEnded {
+                let (response, ended) = Self.request("/b/\(i)", port: port)
+                allEnded = await eventually { ended.withLock { $0 } }
+                #expect(allEnded, "the client of /b/\(i) waited for its disk store")
+                if allEnded {
+                    let response = try await response.value
+                    #expect(response.status == 200 && response.body == body)
+                }
             }
-            let (last, ended) = Self.request("/b/83", port: port)
-            #expect(await eventually { origin.count("/b/83") == 1 })
-            // The 84th would take them past 8 MiB: its client waits for its store.
+            let (last, ended) = Self.request("/b/\(fitting)", port: port)
+            #expect(await eventually { origin.count("/b/\(fitting)") == 1 })
+            // The next would take them past 8 MiB: its client waits for its store.
             #expect(await !eventually(within: 1) { ended.withLock { $0 } })
-            for _ in 0..<84 { gate.signal() }
+            for _ in 0...fitting { gate.signal() }
             let response = try await last.value
             #expect(response.status == 200 && response.body == body)
             await server.shutdown()

@@ -122,12 +122,7 @@ extension DiskCache {
         let keyBytes = Self.utf8(key)
         let (size, memorySize, holdsFile): (Int, Int, Bool)
         if case .store(let value) = change {
-            size = value.size
-            if case .inline = value.source {
-                (memorySize, holdsFile) = (value.size, false)
-            } else {
-                (memorySize, holdsFile) = (0, true)
-            }
+            (size, memorySize, holdsFile) = (value.size, value.memorySize, value.holdsFile)
         } else {
             (size, memorySize, holdsFile) = (0, 0, false)
         }

@@ -22,6 +22,18 @@ struct StagingArea {
         func isLive(at now: Double) -> Bool {
             pinned == true || expires.map { $0 > now } ?? true
         }
+
+        /// The bytes it holds in memory: its own, unless they wait in a temporary file.
+        var memorySize: Int {
+            if case .inline = source { return size }
+            return 0
+        }
+
+        /// Whether it waits in a temporary file (and holds its open, locked descriptor).
+        var holdsFile: Bool {
+            if case .file = source { return true }
+            return false
+        }
     }
 
     /// What a staged change does to its key.
@@ -43,15 +55,15 @@ struct StagingArea {
             return 0
         }
 
-        /// The bytes it holds in memory: a value's own, unless they wait in a temporary file.
+        /// The bytes it holds in memory (``StagedValue/memorySize``).
         var memorySize: Int {
-            if case .store(let value) = change, case .inline = value.source { return value.size }
+            if case .store(let value) = change { return value.memorySize }
             return 0
         }
 
-        /// Whether it holds a temporary file (and its open, locked descriptor).
+        /// Whether it holds a temporary file (``StagedValue/holdsFile``).
         var holdsFile: Bool {
-            if case .store(let value) = change, case .file = value.source { return true }
+            if case .store(let value) = change { return value.holdsFile }
             return false
         }
     }
