@@ -147,7 +147,7 @@
         @Test func badOriginURLIsAUsageError() async throws {
             let proxy = try? await ServeProcess.start(["--origin", "not a url"])
             #expect(proxy == nil)
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = try ServeProcess.executable
             process.arguments = ["serve", "--origin", "ftp://example/x", "--listen", "127.0.0.1:0"]
             let errors = Pipe()
@@ -164,7 +164,7 @@
         /// that says so.
         @Test func portInUseAndUnreachableOriginFailAtStartUp() async throws {
             try await withProxy { origin, proxy in
-                let second = Process()
+                let second = ChildProcess()
                 second.executableURL = try ServeProcess.executable
                 second.arguments = ["serve", "--origin", origin.url, "--listen", "127.0.0.1:\(proxy.port)"]
                 let errors = Pipe()

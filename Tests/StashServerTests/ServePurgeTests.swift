@@ -118,7 +118,7 @@
                 _ = try await RawHTTP.request(port: proxy.port, "/k")
                 await proxy.stop()
                 if round == 0 {
-                    let purge = Process()
+                    let purge = ChildProcess()
                     purge.executableURL = try ServeProcess.executable
                     purge.arguments = ["purge", origin.url + "/o", "--dir", directory.path]
                     purge.standardOutput = FileHandle.nullDevice

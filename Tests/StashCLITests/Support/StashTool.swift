@@ -57,7 +57,7 @@
             try Data().write(to: outputURL)
             try Data().write(to: errorURL)
 
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = program
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

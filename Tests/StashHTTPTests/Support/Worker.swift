@@ -18,7 +18,7 @@ enum Worker {
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 do {
-                    let process = Process()
+                    let process = ChildProcess()
                     let output = Pipe()
                     process.executableURL = path
                     process.arguments = arguments
@@ -36,16 +36,16 @@ enum Worker {
 }
 
 /// A worker running in the background, whose output lines a test can wait for, and kill.
-// @unchecked: `process` is only read after `run()`, and Process is thread-safe for kill and termination.
+// @unchecked: `process` is only read after `run()`, and ChildProcess is thread-safe for kill and termination.
 final class RunningWorker: @unchecked Sendable {
     /// The lines written so far.
     let lines = Observed<[String]>([])
-    private let process: Process
+    private let process: ChildProcess
     private let exited = Gate()
 
     /// Starts the worker with `arguments`.
     init(_ arguments: [String]) throws {
-        let process = Process()
+        let process = ChildProcess()
         let output = Pipe()
         process.executableURL = try Worker.executable
         process.arguments = arguments

@@ -12,7 +12,7 @@
     final class ServeProcess: Sendable {
         struct Failure: Error, CustomStringConvertible { var description: String }
 
-        let process: Process
+        let process: ChildProcess
         let port: Int
         let metricsPort: Int?
         private let output: Locked<Data>
@@ -21,7 +21,8 @@
         private let errorsRead: Gate
 
         private init(
-            process: Process, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>, errorsRead: Gate
+            process: ChildProcess, port: Int, metricsPort: Int?, output: Locked<Data>, errors: Locked<Data>,
+            errorsRead: Gate
         ) {
             self.process = process
             self.port = port
@@ -38,7 +39,7 @@
 
         /// Starts `stash serve ARGUMENTS --listen 127.0.0.1:0` and waits for its "listening on" line.
         static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = try executable
             process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

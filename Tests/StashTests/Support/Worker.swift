@@ -13,8 +13,8 @@ enum Worker {
     }
 
     /// Starts the worker; `prefix` runs it through another command (such as `setpriv`).
-    static func start(_ arguments: [String], prefix: [String] = []) throws -> (Process, FileHandle) {
-        let process = Process()
+    static func start(_ arguments: [String], prefix: [String] = []) throws -> (ChildProcess, FileHandle) {
+        let process = ChildProcess()
         let output = Pipe()
         let path = try executable.path
         if prefix.isEmpty {

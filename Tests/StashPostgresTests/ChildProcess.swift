@@ -1,0 +1,1 @@
+../StashTests/Support/ChildProcess.swift
