@@ -15,8 +15,11 @@ import Testing
 
     /// One-off disk hits between reads of the hot set leave the hot set in place.
     ///
-    /// A refused one changes no entry, and (almost) none is admitted: a sketch estimate can
-    /// collide, so a few may get in.
+    /// A refused one changes no entry, and few are admitted: the sketch's estimates collide, so
+    /// some get in. How many depends on the keys' hashes, which Swift seeds anew in every
+    /// process: 1 to 21 of the 500 in 520 runs (most often 7 or 8, more than 10 in 3 % of them),
+    /// so the bound is about twice the most seen; a policy that admitted every hit would admit
+    /// all 500.
     @Test func aRefusedOneOffEvictsNothing() {
         let cache = Self.hotCache()
         var admitted = 0
@@ -30,7 +33,7 @@ import Testing
                 #expect(!cache.containsValue(forKey: "cold\(key)"))
             }
         }
-        #expect(admitted <= 10, "\(admitted) of 500 one-off hits admitted")
+        #expect(admitted <= 40, "\(admitted) of 500 one-off hits admitted")
         #expect((0..<100).filter { cache.containsValue(forKey: "hot\($0)") }.count >= 100 - admitted)
     }
 
