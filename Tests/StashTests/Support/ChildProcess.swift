@@ -119,9 +119,10 @@ final class ChildProcess: @unchecked Sendable {
             guard let descriptor else { continue }
             if descriptor < 0 {
                 // `FileHandle.nullDevice` has no descriptor of its own.
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0)
+                try Self.check(
+                    posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0), "open /dev/null")
             } else {
-                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+                try Self.check(posix_spawn_file_actions_adddup2(&actions, descriptor, target), "dup2 \(descriptor)")
             }
         }
         var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
@@ -129,10 +130,12 @@ final class ChildProcess: @unchecked Sendable {
             guard let closeFrom = Self.addCloseFrom else {
                 throw SpawnError(description: "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34 or later")
             }
-            closeFrom(&actions, 3)
+            try Self.check(closeFrom(&actions, 3), "closefrom 3")
         #elseif canImport(Darwin)
             flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
-            for target: Int32 in 0...2 { posix_spawn_file_actions_addinherit_np(&actions, target) }
+            for target: Int32 in 0...2 {
+                try Self.check(posix_spawn_file_actions_addinherit_np(&actions, target), "inherit \(target)")
+            }
         #endif
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
@@ -173,6 +176,13 @@ final class ChildProcess: @unchecked Sendable {
             handler?(self)
         }
         waiter.start()
+    }
+
+    /// Throws unless a spawn action or attribute call returned 0: a child must never start with
+    /// a stream or a descriptor other than the ones asked for.
+    private static func check(_ result: Int32, _ what: String) throws {
+        guard result != 0 else { return }
+        throw SpawnError(description: "posix_spawn action \(what): \(String(cString: strerror(result)))")
     }
 
     #if canImport(Glibc)
