@@ -13,7 +13,7 @@
 #
 #   Benchmarks/run-serve.sh [--rounds N] [--duration S] [--connections N] [--objects N] [--memory MIB]
 #                           [--proxies "nginx varnish ats stash ceiling"] [--baseline BINARY] [--no-hot]
-#                           [--write-readme]
+#                           [--write-readme] [--timeline DIR]
 #
 #   --rounds N        interleaved rounds (default 3)
 #   --duration S      seconds per wrk run (default 10)
@@ -25,6 +25,9 @@
 #                     (a before/after comparison in one run)
 #   --no-hot          skip the hot-object workloads
 #   --write-readme    replace the "## stash serve" section of Benchmarks/README.md
+#   --timeline DIR    also write every memory sample (DIR/memory-PROXY.tsv: seconds, RSS and
+#                     anonymous RSS in KiB) and when each phase began (DIR/phases.tsv), to see
+#                     when a peak came
 #
 # Installs what is missing from Debian (apt-get install -y nginx varnish trafficserver wrk). Builds
 # `stash` in release with the Serve trait. Every server listens on 127.0.0.1 only, runs from a private
@@ -42,6 +45,7 @@ proxies="nginx varnish ats stash ceiling"
 hot=1
 write_readme=0
 baseline=""
+timeline=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --rounds) rounds="$2"; shift ;;
@@ -53,7 +57,8 @@ while [[ $# -gt 0 ]]; do
         --baseline) baseline="$2"; shift ;;
         --no-hot) hot=0 ;;
         --write-readme) write_readme=1 ;;
-        -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+        --timeline) timeline="$2"; shift ;;
+        -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "run-serve.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -314,10 +319,12 @@ server_pids() {
 # Samples the servers' summed RSS and anonymous RSS every 100 ms into $work/memory-NAME until stopped.
 sample_memory() {
     local name=$1
-    python3 - "$work/memory-$name" $(server_pids "$name") <<'PY' &
+    python3 - "$work/memory-$name" "${timeline:+$timeline/memory-$name.tsv}" $(server_pids "$name") <<'PY' &
 import os, sys, time
-out, pids = sys.argv[1], sys.argv[2:]
+out, samples, pids = sys.argv[1], sys.argv[2], sys.argv[3:]
 peak_rss = peak_anon = 0
+start = time.monotonic()
+log = open(samples, "w") if samples else None
 def read():
     rss = anon = 0
     for pid in pids:
@@ -332,6 +339,7 @@ while True:
     rss, anon = read()
     peak_rss, peak_anon = max(peak_rss, rss), max(peak_anon, anon)
     with open(out + ".new", "w") as f: f.write(f"{peak_rss} {peak_anon}\n")
+    if log: log.write(f"{time.monotonic() - start:.1f}\t{rss}\t{anon}\n"); log.flush()
     os.replace(out + ".new", out)  # whole, never a half-written file for the reader of the table
     time.sleep(0.1)
 PY
@@ -359,12 +367,23 @@ to_ms() { # wrk prints 1.23ms, 456.00us or 1.02s
 
 results="$work/results.tsv"
 : >"$results"
+if [[ -n $timeline ]]; then
+    mkdir -p "$timeline"
+    : >"$timeline/phases.tsv"
+fi
+phase_start=$(date +%s.%N)
+phase() { # label: when a phase began, in seconds from the memory sampling's start
+    [[ -n $timeline ]] || return 0
+    awk -v now="$(date +%s.%N)" -v start="$phase_start" -v label="$1" \
+        'BEGIN { printf "%.1f\t%s\n", now - start, label }' >>"$timeline/phases.tsv"
+}
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 for proxy in $proxies; do sample_memory "$proxy"; done
 
 # The warm pass, timed: every object once (misses through the proxies).
 for proxy in $proxies; do
     [[ $proxy == ceiling ]] && continue
+    phase "first pass $proxy"
     seconds=$(python3 "$pass_client" "${port[$proxy]}" "$connections" "$work/objects.txt")
     printf 'warm\t0\t%s\t%s\n' "$proxy" "$seconds" >>"$results"
     echo "first pass $proxy: $seconds s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -373,6 +392,7 @@ done
 run_wrk() { # round workload proxy url [script]
     local round=$1 workload=$2 proxy=$3 url=$4 script=${5:-}
     local before after out cpu_before cpu_after
+    phase "round $round $workload $proxy"
     before=$(origin_requests)
     cpu_before=$(cpu_seconds "$proxy")
     out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency ${script:+-s "$script"} "$url")
@@ -399,6 +419,7 @@ for round in $(seq "$rounds"); do
         for proxy in $proxies; do run_wrk "$round" "$size" "$proxy" "http://127.0.0.1:${port[$proxy]}/$size"; done
     done
 done
+phase "end"
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 for proxy in $proxies; do printf 'memory\t0\t%s\t%s\n' "$proxy" "$(cat "$work/memory-$proxy")" >>"$results"; done
 cp "$results" "${STASH_SERVE_RESULTS:-/tmp/run-serve-results.tsv}"

@@ -182,18 +182,19 @@
         mutating func end(last: ByteBuffer? = nil) async {
             guard !hasEnded else { return }
             hasEnded = true
-            var last = last
+            let lastPart: ByteBuffer?
             if let part = last, !isHead, part.readableBytes > 0 {
                 record.bytes += part.readableBytes
+                lastPart = part
             } else {
-                last = nil
+                lastPart = nil
             }
             let head = pendingHead
             pendingHead = nil
             let (channel, keepAlive, completion, record) = (channel, keepAlive, completion, record)
             channel.eventLoop.execute {
                 if let head { channel.write(HTTPServerResponsePart.head(head), promise: nil) }
-                if let last { channel.write(HTTPServerResponsePart.body(.byteBuffer(last)), promise: nil) }
+                if let lastPart { channel.write(HTTPServerResponsePart.body(.byteBuffer(lastPart)), promise: nil) }
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { result in
                     if case .failure = result { channel.close(promise: nil) }
                     if !keepAlive { channel.close(promise: nil) }
