@@ -145,7 +145,9 @@
             // Memory the memory tier released goes back to the system (see MemoryFootprint).
             let diskPool = diskPool
             let trimLoop = group.next()
-            let trimmer = trimLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
+            let trimmer = trimLoop.scheduleRepeatedTask(
+                initialDelay: MemoryFootprint.trimInterval, delay: MemoryFootprint.trimInterval
+            ) { _ in
                 _ = diskPool.runIfActive(eventLoop: trimLoop) { MemoryFootprint.trim() }
             }
             state.withLock { $0.trimmer = trimmer }

@@ -1,4 +1,5 @@
 #if Serve
+    import NIOCore
     #if canImport(Glibc)
         import Glibc
 
@@ -48,7 +49,19 @@
         /// Returns free memory to the system with `malloc_trim(3)`.
         ///
         /// Releases the free memory at the top of each arena and the whole free pages inside them.
-        /// Walks every arena: run it off the event loops, every few seconds.
+        /// Walks every arena: run it off the event loops, once a second (``trimInterval``).
+        /// How often ``trim()`` runs: once a second.
+        ///
+        /// Between two trims, what the memory tier evicts and what the misses' spools release stays
+        /// in the arenas as free, mapped memory, and the peak counts it. At 100,000 objects
+        /// (`run-serve.sh --objects 100000 --no-hot`, three runs with the two builds in either
+        /// slot) the peak anonymous memory was 113-119 MiB with a trim every second against
+        /// 130-132 MiB every 5 seconds, with no more CPU per request (0.92-1.03× in the same
+        /// runs) and a lower p99; at 20,000 objects 110 against 126 MiB, with memory hits as fast
+        /// (0.97-1.04× per round). A trim took 2.5-6.8 ms on a disk thread during a first pass
+        /// (uprobes on `malloc_trim`): under 1 % of one core.
+        static let trimInterval: TimeAmount = .seconds(1)
+
         static func trim() {
             #if canImport(Glibc)
                 _ = malloc_trim(0)
