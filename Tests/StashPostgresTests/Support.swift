@@ -27,10 +27,15 @@
         }
 
         /// A tier on a table of its own.
+        ///
+        /// Its operations may take 30 seconds, not the default 2: when every test of the package
+        /// runs at once on two cores (`swift test` without `--no-parallel`), a store waited more
+        /// than 2 seconds for a thread three times running, and the breaker opened in a test that
+        /// is not about timeouts. The tests that are set their own timeout.
         static func tier(_ configure: (inout PostgresSharedTier.Configuration) -> Void = { _ in }) async throws
             -> PostgresSharedTier
         {
-            var configuration = PostgresSharedTier.Configuration(table: uniqueTable())
+            var configuration = PostgresSharedTier.Configuration(table: uniqueTable(), operationTimeout: .seconds(30))
             configure(&configuration)
             return try await PostgresSharedTier(url: url!, configuration: configuration)
         }
