@@ -40,6 +40,13 @@
                 return error.status
             } catch let error as ExitCode {
                 return error.rawValue
+            } catch let error as ValidationError {
+                // An option that a command checks only when it runs (`serve --memory-limit 0B`): a
+                // usage error, as when ArgumentParser finds it.
+                var message = error.message
+                if let last = message.last, !".!?".contains(last) { message += "." }
+                Terminal.printError("\(message) Run '\(helpCommand(for: arguments))' for usage.")
+                return CLIError.usageStatus
             } catch {
                 if StashCommand.exitCode(for: error) == .success {
                     // `--help` parses to a help command that "fails" with the help text.

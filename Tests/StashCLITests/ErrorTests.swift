@@ -45,6 +45,14 @@
                     "stash: 'ftp://example.com/a' is not an http or https URL: write it in full, such as https://example.com/a.jpg. Run 'stash fetch --help' for usage.\n"
                 ),
                 (
+                    ["fetch", "--shared", "postgres://stash@127.0.0.1:1/stash", "--shared-timeout", "0", "http://a/1"],
+                    "stash: Invalid --shared-timeout 0.0: give the seconds one operation may take, more than 0 and at most 3600, such as 2 or 0.5. Run 'stash fetch --help' for usage.\n"
+                ),
+                (
+                    ["get", "--shared", "postgres://stash@127.0.0.1:1/stash", "--shared-size-limit", "lots", "k"],
+                    "stash: Invalid size 'lots' for --shared-size-limit: write a number followed by a unit, such as 500KB, 10MB, 1.5GB or 64MiB. Run 'stash get --help' for usage.\n"
+                ),
+                (
                     ["fetch", "http://a/1", "http://a/2", "-o", "x"],
                     "stash: -o writes one body: give one URL with it, or fetch the URLs without -o. Run 'stash fetch --help' for usage.\n"
                 ),

@@ -160,6 +160,26 @@
             #expect(message.contains("ftp://example/x"))
         }
 
+        /// A size that `stash serve` checks when it runs is a usage error too (status 64), with the
+        /// option's name and what it accepts.
+        @Test(arguments: ["--memory-limit", "--size-limit", "--range-fetch-limit"])
+        func zeroSizeIsAUsageError(option: String) async throws {
+            let process = ChildProcess()
+            process.executableURL = try ServeProcess.executable
+            process.arguments = ["serve", "--origin", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", option, "0B"]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = Pipe()
+            try process.run()
+            process.waitUntilExit()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 64)
+            #expect(
+                message
+                    == "stash: Invalid size '0B' for \(option): it must be more than 0 bytes, such as 10MB. Run 'stash serve --help' for usage.\n"
+            )
+        }
+
         /// A port already in use, and an origin that cannot be reached, fail at start-up with a message
         /// that says so.
         @Test func portInUseAndUnreachableOriginFailAtStartUp() async throws {

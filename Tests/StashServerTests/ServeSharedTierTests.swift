@@ -24,8 +24,11 @@
             var started: [ServeProcess] = []
             do {
                 for _ in 0..<2 {
+                    // No test here is about the tier's timeouts: 30 seconds, not 2, so that a loaded
+                    // machine (every test at once on two cores) does not send a lookup to the origin.
                     started.append(
-                        try await ServeProcess.start(["--origin", origin.url, "--shared", databaseURL] + arguments))
+                        try await ServeProcess.start(
+                            ["--origin", origin.url, "--shared", databaseURL, "--shared-timeout", "30"] + arguments))
                 }
                 try await body(origin, started[0], started[1])
             } catch {
@@ -108,6 +111,58 @@
             await a.stop()
             await b.stop()
             await origin.stop()
+        }
+
+        /// `--shared-table` and `--shared-size-limit` configure the tier: two instances on one table
+        /// share entries, an instance on the default table does not see them, and past the limit a
+        /// store deletes the oldest entries of that table.
+        @Test func tableAndSizeLimitComeFromTheCommandLine() async throws {
+            let origin = try await Origin.start()
+            for index in 0..<6 {
+                origin.set(
+                    "/p/\(index)",
+                    Origin.Reply(
+                        headers: [("Cache-Control", "public, max-age=600")],
+                        body: Data(repeating: UInt8(65 + index), count: 1000)))
+            }
+            let table = "t_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            let options = ["--shared", Self.databaseURL, "--shared-table", table, "--shared-size-limit", "4KB"]
+            let a = try await ServeProcess.start(["--origin", origin.url] + options)
+            let b = try await ServeProcess.start(["--origin", origin.url] + options)
+            let other = try await ServeProcess.start(["--origin", origin.url, "--shared", Self.databaseURL])
+            for index in 0..<6 { _ = try await RawHTTP.request(port: a.port, "/p/\(index)") }
+            // The newest entries are in the table; the limit (4,000 bytes) let at most four stay.
+            let newest = try await RawHTTP.request(port: b.port, "/p/5")
+            #expect(newest.body == Data(repeating: 70, count: 1000))
+            #expect(origin.count("/p/5") == 1)
+            let oldest = try await RawHTTP.request(port: b.port, "/p/0")
+            #expect(oldest.body == Data(repeating: 65, count: 1000))
+            #expect(origin.count("/p/0") == 2)
+            // The default table never held them.
+            _ = try await RawHTTP.request(port: other.port, "/p/4")
+            #expect(origin.count("/p/4") == 2)
+            for proxy in [a, b, other] { await proxy.stop() }
+            await origin.stop()
+        }
+
+        /// A shared-tier option that can never work stops `stash serve` before it listens, with
+        /// status 64 and a message that names the option.
+        @Test(arguments: [
+            (["--shared-timeout", "0"], "--shared-timeout"),
+            (["--shared-timeout", "nan"], "--shared-timeout"),
+            (["--shared-size-limit", "0B"], "--shared-size-limit"),
+            (["--shared-table", "Stash-Entries"], "table name 'Stash-Entries'"),
+        ])
+        func invalidSharedTierOptionsAreRefused(options: [String], named: String) async throws {
+            do {
+                let proxy = try await ServeProcess.start(
+                    ["--origin", "http://127.0.0.1:1", "--shared", Self.databaseURL] + options)
+                await proxy.stop()
+                Issue.record("stash serve started with \(options)")
+            } catch let failure as ServeProcess.Failure {
+                #expect(failure.description.hasPrefix("stash serve exited with 64:"), "\(failure)")
+                #expect(failure.description.contains(named), "\(failure)")
+            }
         }
     }
 #endif

@@ -15,6 +15,52 @@
                 valueName: "url"))
         var url: String?
 
+        @Option(
+            name: .customLong("shared-table"),
+            help: ArgumentHelp(
+                "The shared tier's table (default: stash_entries): one per fleet that must not share entries with another in the same database; 1 to 48 lowercase letters, digits and underscores, starting with a letter.",
+                valueName: "name"))
+        var table: String?
+
+        @Option(
+            name: .customLong("shared-size-limit"),
+            help: ArgumentHelp(
+                "The shared tier's byte limit (default: 1GB), such as 500MB or 20GiB: past it, a store deletes the oldest entries.",
+                valueName: "size"))
+        var sizeLimitText: String?
+
+        @Option(
+            name: .customLong("shared-timeout"),
+            help: ArgumentHelp(
+                "Seconds one PostgreSQL operation may take before it counts as a failure (default: 2); after 3 failures running, the shared tier is skipped for 5 seconds and the origin answers.",
+                valueName: "seconds"))
+        var timeoutSeconds: Double?
+
+        /// Refuses the shared tier's options that can never work before the command runs.
+        func validate() throws {
+            _ = try configuration()
+        }
+
+        /// The shared tier's configuration from the options, or a `ValidationError` (exit status 64)
+        /// that names the option and what it accepts; the tier itself rejects a table name it
+        /// cannot use, with the same status.
+        func configuration() throws -> PostgresSharedTier.Configuration {
+            var configuration = PostgresSharedTier.Configuration()
+            if let table { configuration.table = table }
+            if let size = try CacheOptions.parseSize(sizeLimitText, option: "--shared-size-limit") {
+                configuration.sizeLimit = size
+            }
+            if let timeoutSeconds {
+                guard timeoutSeconds.isFinite, timeoutSeconds > 0, timeoutSeconds <= 3600 else {
+                    throw ValidationError(
+                        "Invalid --shared-timeout \(timeoutSeconds): give the seconds one operation may take, more than 0 and at most 3600, such as 2 or 0.5."
+                    )
+                }
+                configuration.operationTimeout = .milliseconds(Int64((timeoutSeconds * 1000).rounded(.up)))
+            }
+            return configuration
+        }
+
         /// What `info --json` reports about the shared tier.
         struct Info: Encodable {
             var endpoint: String
@@ -30,6 +76,7 @@
         /// - Throws: ``CLIError`` with status 64 for a malformed URL or rejected credentials.
         func connect() async throws -> PostgresSharedTier? {
             guard var url else { return nil }
+            let configuration = try configuration()
             if let password = ProcessInfo.processInfo.environment["PGPASSWORD"],
                 var components = URLComponents(string: url),
                 components.password == nil
@@ -38,7 +85,7 @@
                 url = components.string ?? url
             }
             do {
-                return try await PostgresSharedTier(url: url)
+                return try await PostgresSharedTier(url: url, configuration: configuration)
             } catch {
                 throw CLIError(error, while: "connecting to the shared tier")
             }
