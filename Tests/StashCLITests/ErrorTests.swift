@@ -53,6 +53,13 @@
                     "stash: Invalid size 'lots' for --shared-size-limit: write a number followed by a unit, such as 500KB, 10MB, 1.5GB or 64MiB. Run 'stash get --help' for usage.\n"
                 ),
                 (
+                    [
+                        "demo", "--fleet", "2", "--shared", "postgres://stash@127.0.0.1:1/stash", "--shared-table",
+                        "mine",
+                    ],
+                    "stash: The demo uses a table of its own with the default limits: drop --shared-table, --shared-size-limit and --shared-timeout. Run 'stash demo --help' for usage.\n"
+                ),
+                (
                     ["fetch", "http://a/1", "http://a/2", "-o", "x"],
                     "stash: -o writes one body: give one URL with it, or fetch the URLs without -o. Run 'stash fetch --help' for usage.\n"
                 ),
