@@ -159,9 +159,11 @@
                     ["--origin", "http://127.0.0.1:1", "--shared", Self.databaseURL] + options)
                 await proxy.stop()
                 Issue.record("stash serve started with \(options)")
-            } catch let failure as ServeProcess.Failure {
-                #expect(failure.description.hasPrefix("stash serve exited with 64:"), "\(failure)")
-                #expect(failure.description.contains(named), "\(failure)")
+            } catch {
+                // ServeProcess's error for a process that exited before it listened.
+                let description = "\(error)"
+                #expect(description.hasPrefix("stash serve exited with 64:"), "\(description)")
+                #expect(description.contains(named), "\(description)")
             }
         }
     }
