@@ -147,33 +147,35 @@
         @Test func badOriginURLIsAUsageError() async throws {
             let proxy = try? await ServeProcess.start(["--origin", "not a url"])
             #expect(proxy == nil)
+            let (status, message) = try Self.runToExit([
+                "serve", "--origin", "ftp://example/x", "--listen", "127.0.0.1:0",
+            ])
+            #expect(status == 64)
+            #expect(message.contains("ftp://example/x"))
+        }
+
+        /// Runs `stash` with `arguments` to its exit: its status and standard error.
+        static func runToExit(_ arguments: [String]) throws -> (status: Int32, errors: String) {
             let process = ChildProcess()
             process.executableURL = try ServeProcess.executable
-            process.arguments = ["serve", "--origin", "ftp://example/x", "--listen", "127.0.0.1:0"]
+            process.arguments = arguments
             let errors = Pipe()
             process.standardError = errors
             process.standardOutput = Pipe()
             try process.run()
             process.waitUntilExit()
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 64)
-            #expect(message.contains("ftp://example/x"))
+            return (process.terminationStatus, message)
         }
 
         /// A size that `stash serve` checks when it runs is a usage error too (status 64), with the
         /// option's name and what it accepts.
         @Test(arguments: ["--memory-limit", "--size-limit", "--range-fetch-limit"])
         func zeroSizeIsAUsageError(option: String) async throws {
-            let process = ChildProcess()
-            process.executableURL = try ServeProcess.executable
-            process.arguments = ["serve", "--origin", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", option, "0B"]
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = Pipe()
-            try process.run()
-            process.waitUntilExit()
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 64)
+            let (status, message) = try Self.runToExit([
+                "serve", "--origin", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", option, "0B",
+            ])
+            #expect(status == 64)
             #expect(
                 message
                     == "stash: Invalid size '0B' for \(option): it must be more than 0 bytes, such as 10MB. Run 'stash serve --help' for usage.\n"
