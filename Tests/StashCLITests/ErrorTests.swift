@@ -49,6 +49,10 @@
                     "stash: Invalid --shared-timeout 0.0: give the seconds one operation may take, more than 0 and at most 3600, such as 2 or 0.5. Run 'stash fetch --help' for usage.\n"
                 ),
                 (
+                    ["info", "--shared-timeout", "5"],
+                    "stash: --shared-timeout sets up the shared tier, which needs --shared postgres://USER@HOST[:PORT]/DATABASE. Run 'stash info --help' for usage.\n"
+                ),
+                (
                     ["get", "--shared", "postgres://stash@127.0.0.1:1/stash", "--shared-size-limit", "lots", "k"],
                     "stash: Invalid size 'lots' for --shared-size-limit: write a number followed by a unit, such as 500KB, 10MB, 1.5GB or 64MiB. Run 'stash get --help' for usage.\n"
                 ),

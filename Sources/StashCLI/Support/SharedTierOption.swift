@@ -36,8 +36,19 @@
                 valueName: "seconds"))
         var timeoutSeconds: Double?
 
-        /// Refuses the shared tier's options that can never work before the command runs.
+        /// Refuses the shared tier's options that can never work before the command runs, and
+        /// those given without `--shared`, which would change nothing.
         func validate() throws {
+            if url == nil {
+                let given = [
+                    (table != nil, "--shared-table"), (sizeLimitText != nil, "--shared-size-limit"),
+                    (timeoutSeconds != nil, "--shared-timeout"),
+                ]
+                if let option = given.first(where: \.0)?.1 {
+                    throw ValidationError(
+                        "\(option) sets up the shared tier, which needs --shared postgres://USER@HOST[:PORT]/DATABASE.")
+                }
+            }
             _ = try configuration()
         }
 
