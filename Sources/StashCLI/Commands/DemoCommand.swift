@@ -57,7 +57,7 @@
             guard (50...2000).contains(photos) else {
                 throw ValidationError("Invalid --photos \(photos): give 50 to 2000 photos.")
             }
-            if shared.table != nil || shared.sizeLimitText != nil || shared.timeoutSeconds != nil {
+            if !shared.settingsGiven.isEmpty {
                 throw ValidationError(
                     "The demo uses a table of its own with the default limits: drop --shared-table, --shared-size-limit and --shared-timeout."
                 )

@@ -36,18 +36,20 @@
                 valueName: "seconds"))
         var timeoutSeconds: Double?
 
+        /// The names of the options given that set up the tier (`--shared-table`, …).
+        var settingsGiven: [String] {
+            [
+                (table != nil, "--shared-table"), (sizeLimitText != nil, "--shared-size-limit"),
+                (timeoutSeconds != nil, "--shared-timeout"),
+            ].filter(\.0).map(\.1)
+        }
+
         /// Refuses the shared tier's options that can never work before the command runs, and
         /// those given without `--shared`, which would change nothing.
         func validate() throws {
-            if url == nil {
-                let given = [
-                    (table != nil, "--shared-table"), (sizeLimitText != nil, "--shared-size-limit"),
-                    (timeoutSeconds != nil, "--shared-timeout"),
-                ]
-                if let option = given.first(where: \.0)?.1 {
-                    throw ValidationError(
-                        "\(option) sets up the shared tier, which needs --shared postgres://USER@HOST[:PORT]/DATABASE.")
-                }
+            if url == nil, let option = settingsGiven.first {
+                throw ValidationError(
+                    "\(option) sets up the shared tier, which needs --shared postgres://USER@HOST[:PORT]/DATABASE.")
             }
             _ = try configuration()
         }

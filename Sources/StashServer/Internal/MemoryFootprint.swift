@@ -46,10 +46,6 @@
         /// evicted, never per hit (hits share the stored buffer).
         static let mmapThreshold: Int32 = 128 * 1024
 
-        /// Returns free memory to the system with `malloc_trim(3)`.
-        ///
-        /// Releases the free memory at the top of each arena and the whole free pages inside them.
-        /// Walks every arena: run it off the event loops, once a second (``trimInterval``).
         /// How often ``trim()`` runs: once a second.
         ///
         /// Between two trims, what the memory tier evicts and what the misses' spools release stays
@@ -62,6 +58,10 @@
         /// (uprobes on `malloc_trim`): under 1 % of one core.
         static let trimInterval: TimeAmount = .seconds(1)
 
+        /// Returns free memory to the system with `malloc_trim(3)`.
+        ///
+        /// Releases the free memory at the top of each arena and the whole free pages inside them.
+        /// Walks every arena: run it off the event loops, once a second (``trimInterval``).
         static func trim() {
             #if canImport(Glibc)
                 _ = malloc_trim(0)
