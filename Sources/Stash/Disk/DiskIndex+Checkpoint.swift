@@ -27,6 +27,18 @@ import Foundation
 ///   an `fdatasync`, are then that store's to wait for. The WAL stays within 64 MiB or a quarter
 ///   of the index while no other process holds a read transaction open.
 ///
+/// Readers must let go for a restart. A reader keeps its read transaction between reads until
+/// the next commit (see `WALHeader`), and one in the middle of a read holds an earlier commit's
+/// snapshot: under reads without a pause (`stash serve`'s disk threads under load) a passive
+/// checkpoint right after a commit never found every frame copyable, and the WAL never started
+/// over (7.4 GB beside a 2.1 GB index after a million stores). So from the length at which the
+/// writer first tries a restart until the WAL starts over, readers end their transaction after
+/// each read (``readersLetGo``), and the writer's checkpoint is a `RESTART` that waits up to
+/// ``restartWait`` for the reads under way to end: it copies every frame and leaves no reader
+/// on the WAL, and the next write starts it over. A reader of another process that holds its
+/// transaction longer makes the attempt end after that wait, and it comes again `pages` frames
+/// later.
+///
 /// The waits are the price of the bound under a burst of writes: the checkpoints' syncs of
 /// pages all over a large index are slower than the writes, and an unbounded WAL only deferred
 /// them. Even the short copy's `fdatasync` took 90-150 ms at a million entries (a 1.6 GB
@@ -72,6 +84,13 @@ final class IndexCheckpointer: @unchecked Sendable {
     /// (under a lock: the access log's background flush commits too).
     var wal: (pages: Int32, restarts: Int) { walLength.withLock { $0 } }
     private let walLength = LockedValue((pages: Int32(0), restarts: 0))
+    /// Whether readers should end their read transaction after each read: set from the length
+    /// at which the writer first tries to restart the WAL, cleared when it started over.
+    var readersLetGo: Bool { letGo.withLock { $0 } }
+    private let letGo = LockedValue(false)
+    /// How long the writer's own checkpoint waits for the reads under way to end (the reads of
+    /// this process take microseconds; a reader of another process may hold its transaction).
+    static let restartWait: Duration = .milliseconds(20)
     /// Test hook: called on the background queue after each checkpoint.
     var didCheckpoint: (@Sendable () -> Void)?
     /// Ends the read transactions of this process's idle readers, which would keep the WAL
@@ -111,6 +130,7 @@ final class IndexCheckpointer: @unchecked Sendable {
         }
         if restarted {
             // The WAL started over from its beginning.
+            letGo.withLock { $0 = false }
             state.withLock { $0.copied = 0 }
             nextCheckpointAt = IndexCheckpointer.pages
             nextRestartAt = restartPages
@@ -122,15 +142,14 @@ final class IndexCheckpointer: @unchecked Sendable {
             if pages < limits.cheap {
                 nextRestartAt = limits.cheap
             } else {
+                letGo.withLock { $0 = true }
                 let mustWait = pages >= limits.always
                 if mustWait { queue.sync {} }
                 let isCheap = state.withLock { !$0.isBusy && pages - $0.copied <= Self.cheapRestartPages }
                 if mustWait || isCheap {
                     nextRestartAt = pages + IndexCheckpointer.pages
                     releaseIdleReaders?()
-                    // Deliberately tolerated: on failure the WAL stays long, and the attempt
-                    // comes again after `pages` more frames.
-                    _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                    restartCheckpoint(writer)
                     return
                 }
             }
@@ -138,6 +157,20 @@ final class IndexCheckpointer: @unchecked Sendable {
         guard pages >= nextCheckpointAt else { return }
         nextCheckpointAt = pages + IndexCheckpointer.pages
         schedule()
+    }
+
+    /// Copies every frame and waits up to ``restartWait`` for the readers on the WAL to leave it,
+    /// so that the next write starts it over.
+    private func restartCheckpoint(_ writer: OpaquePointer) {
+        sqlite3_busy_timeout(writer, Int32(clamping: Self.milliseconds(Self.restartWait)))
+        // Deliberately tolerated: on failure the WAL stays long, and the attempt comes again
+        // after `pages` more frames.
+        _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
+        sqlite3_busy_timeout(writer, Int32(clamping: Self.milliseconds(busyTimeout)))
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// `restartPages` or an eighth of the database file's pages, and twice that or a quarter

@@ -269,6 +269,8 @@ final class DiskIndex: @unchecked Sendable {
     }
 
     private func checkIn(_ connection: SQLiteConnection, generation: Int, to slot: LockedValue<ReaderSlot>) {
+        // While the writer waits to start the WAL over, no reader keeps a transaction open.
+        if checkpointer.readersLetGo { connection.endSnapshot() }
         let (kept, schedulesRelease) = slot.withLock { slot -> (Bool, Bool) in
             guard slot.connection == nil, slot.generation == generation else { return (false, false) }
             slot.connection = connection
