@@ -13,12 +13,15 @@
 #
 #   Benchmarks/run-serve.sh [--rounds N] [--duration S] [--connections N] [--objects N] [--memory MIB]
 #                           [--proxies "nginx varnish ats stash ceiling"] [--baseline BINARY] [--no-hot]
-#                           [--write-readme] [--timeline DIR]
+#                           [--object-size BYTES] [--write-readme] [--timeline DIR]
 #
 #   --rounds N        interleaved rounds (default 3)
 #   --duration S      seconds per wrk run (default 10)
 #   --connections N   wrk connections (default 64)
 #   --objects N       objects in the working set (default 20000)
+#   --object-size B   every object B bytes instead of the seeded mix (e.g. --objects 1000000
+#                     --object-size 1024: a million URLs, small enough that the disk tiers keep
+#                     them all, to see what grows with the number of entries)
 #   --memory MIB      every proxy's memory budget (default 64)
 #   --proxies LIST    which servers to measure (default: all five)
 #   --baseline BINARY also measure this other `stash` build as "baseline", interleaved with the rest
@@ -40,6 +43,7 @@ rounds=3
 duration=10
 connections=64
 objects=20000
+object_size=0
 memory_mib=64
 proxies="nginx varnish ats stash ceiling"
 hot=1
@@ -52,13 +56,14 @@ while [[ $# -gt 0 ]]; do
         --duration) duration="$2"; shift ;;
         --connections) connections="$2"; shift ;;
         --objects) objects="$2"; shift ;;
+        --object-size) object_size="$2"; shift ;;
         --memory) memory_mib="$2"; shift ;;
         --proxies) proxies="$2"; shift ;;
         --baseline) baseline="$2"; shift ;;
         --no-hot) hot=0 ;;
         --write-readme) write_readme=1 ;;
         --timeline) timeline="$2"; shift ;;
-        -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "run-serve.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -104,15 +109,16 @@ for name in origin nginx varnish ats stash baseline ceiling; do port[$name]=$(fr
 
 # --- The objects, the request table and the wrk scripts (seeded) ---------------------------------
 mkdir -p "$work/origin/www/o" "$work/origin/logs"
-python3 - "$work" "$objects" <<'PY'
+python3 - "$work" "$objects" "$object_size" <<'PY'
 import os, random, sys
-work, count = sys.argv[1], int(sys.argv[2])
+work, count, fixed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = random.Random(42)
 total = 0
 with open(f"{work}/objects.txt", "w") as names:
     for i in range(count):
         r = rng.random()
         size = rng.randint(1024, 8192) if r < 0.6 else rng.randint(8193, 65536) if r < 0.9 else rng.randint(65537, 524288)
+        if fixed > 0: size = fixed
         with open(f"{work}/origin/www/o/{i}", "wb") as f:
             f.write(rng.randbytes(size))
         names.write(f"/o/{i}\n")
@@ -191,6 +197,10 @@ if [[ $proxies == *nginx* ]]; then
     mkdir -p "$work/proxy/cache" "$work/proxy/logs" "$work/proxy/temp"
     chmod -R a+rwX "$work/proxy"
     # keys_zone holds the keys only (8,000 per MiB); bodies live in files, read through the page cache.
+    # 16 MiB, or room for every object's key with a fifth to spare: when the zone is full of keys
+    # that are not yet `inactive`, nginx answers a miss with 500 (about 130,000 keys in 16 MiB).
+    keys_mib=$(( objects * 6 / 5 / 8000 + 1 ))
+    (( keys_mib < 16 )) && keys_mib=16
     cat >"$work/proxy/nginx.conf" <<CONF
 worker_processes auto;
 pid $work/proxy/nginx.pid;
@@ -198,7 +208,7 @@ error_log $work/proxy/logs/error.log warn;
 events { worker_connections 4096; }
 http {
     access_log off;
-    proxy_cache_path $work/proxy/cache levels=1:2 keys_zone=stash_bench:16m max_size=2g inactive=1h;
+    proxy_cache_path $work/proxy/cache levels=1:2 keys_zone=stash_bench:${keys_mib}m max_size=2g inactive=1h;
     proxy_temp_path $work/proxy/temp;
     upstream origin { server 127.0.0.1:${port[origin]}; keepalive 64; }
     server {
@@ -425,9 +435,10 @@ for proxy in $proxies; do printf 'memory\t0\t%s\t%s\n' "$proxy" "$(cat "$work/me
 cp "$results" "${STASH_SERVE_RESULTS:-/tmp/run-serve-results.tsv}"
 
 table=$(python3 - "$results" "$rounds" "$duration" "$connections" "$(nproc)" "$load_before" "$load_after" \
-    "$objects" "$memory_mib" "$proxies" <<'PY'
+    "$objects" "$memory_mib" "$proxies" "$object_size" <<'PY'
 import statistics, sys
-path, rounds, duration, connections, cores, load_before, load_after, objects, memory, proxies = sys.argv[1:]
+path, rounds, duration, connections, cores, load_before, load_after, objects, memory, proxies, size = sys.argv[1:]
+sizes = f"{size} bytes each" if int(size) > 0 else "60 % 1-8 KiB, 30 % 8-64 KiB, 10 % 64-512 KiB"
 proxies = proxies.split()
 rows = [line.split("\t") for line in open(path).read().splitlines()]
 names = {"nginx": "nginx proxy_cache", "varnish": f"Varnish (malloc {memory}m)", "ats": f"Traffic Server ({memory} MiB RAM cache)",
@@ -438,7 +449,7 @@ def median(workload, proxy, column):
     return statistics.median(values) if values else float("nan")
 print(f"wrk, {connections} connections, {duration} s per run, medians of {rounds} interleaved rounds; {cores} cores shared by "
       f"wrk, the proxies and the origin; 1-minute load average {load_before} before the first run, {load_after} after the last. "
-      f"Working set: {objects} objects (60 % 1-8 KiB, 30 % 8-64 KiB, 10 % 64-512 KiB), Zipf 0.9, after one warm pass.\n")
+      f"Working set: {objects} objects ({sizes}), Zipf 0.9, after one warm pass.\n")
 print("| | " + " | ".join(names[p] for p in proxies) + " |")
 print("|---|" + "---:|" * len(proxies))
 def row(label, cells): print(f"| {label} | " + " | ".join(cells) + " |")

@@ -284,11 +284,13 @@ import Testing
         }
     }
 
-    /// The same writer while two threads read without a pause, as `stash serve`'s disk threads
-    /// do under load: a reader keeps its read transaction between reads (until the next commit),
-    /// and a reader in the middle of a read holds the snapshot of an earlier commit, so the
-    /// writer's checkpoint never found the WAL wholly copied and the WAL never started over. At a
-    /// million 1 KiB entries behind `stash serve` it had grown to 7.4 GB (the index: 2.1 GB).
+    /// The same writer while two threads read without a pause.
+    ///
+    /// As `stash serve`'s disk threads do under load: a reader keeps its read transaction between
+    /// reads (until the next commit), and a reader in the middle of a read holds the snapshot of
+    /// an earlier commit, so the writer's checkpoint never found the WAL wholly copied and the WAL
+    /// never started over (26,000 pages here). At a million 1 KiB entries behind `stash serve` it
+    /// had grown to 7.4 GB (the index: 2.1 GB).
     @Test func theWALStartsOverWhileOtherThreadsReadWithoutAPause() throws {
         try withTemporaryDirectory { dir in
             let cache = try Self.open(dir)
