@@ -162,15 +162,12 @@ final class IndexCheckpointer: @unchecked Sendable {
     /// Copies every frame and waits up to ``restartWait`` for the readers on the WAL to leave it,
     /// so that the next write starts it over.
     private func restartCheckpoint(_ writer: OpaquePointer) {
-        sqlite3_busy_timeout(writer, Int32(clamping: Self.milliseconds(Self.restartWait)))
+        SQLiteConnection.setBusyTimeout(Self.restartWait, of: writer)
         // Deliberately tolerated: on failure the WAL stays long, and the attempt comes again
         // after `pages` more frames.
         _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
-        sqlite3_busy_timeout(writer, Int32(clamping: Self.milliseconds(busyTimeout)))
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        // The writer's own, which it was opened with (the index's).
+        SQLiteConnection.setBusyTimeout(busyTimeout, of: writer)
     }
 
     /// `restartPages` or an eighth of the database file's pages, and twice that or a quarter

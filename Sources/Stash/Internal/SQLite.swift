@@ -107,7 +107,13 @@ final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        let millis = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        Self.setBusyTimeout(busyTimeout, of: db)
+    }
+
+    /// Makes the connection `db` wait up to `timeout` (whole milliseconds) for a lock another
+    /// connection holds, and then fail with `SQLITE_BUSY`.
+    static func setBusyTimeout(_ timeout: Duration, of db: OpaquePointer) {
+        let millis = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(db, Int32(clamping: millis))
     }
 
