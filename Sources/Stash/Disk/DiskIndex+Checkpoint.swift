@@ -35,9 +35,9 @@ import Foundation
 /// writer first tries a restart until the WAL starts over, readers end their transaction after
 /// each read (``readersLetGo``), and the writer's checkpoint is a `RESTART` that waits up to
 /// ``restartWait`` for the reads under way to end: it copies every frame and leaves no reader
-/// on the WAL, and the next write starts it over. A reader of another process that holds its
-/// transaction longer makes the attempt end after that wait, and it comes again `pages` frames
-/// later.
+/// on the WAL, and the next write starts it over. A reader that holds its transaction longer (of
+/// another process, or one of this process that the scheduler held up) makes the attempt end
+/// after that wait, and it comes again `pages` frames later.
 ///
 /// The waits are the price of the bound under a burst of writes: the checkpoints' syncs of
 /// pages all over a large index are slower than the writes, and an unbounded WAL only deferred

@@ -318,8 +318,10 @@ import Testing
             done.withLock { $0 = true }
             readers.wait()
             #expect(reads.withLock { $0 } > 3000)
-            // As without readers: at most twice the restart length, plus the commit that crossed it.
-            #expect(longest <= 2 * 1000 + 50, "\(longest)")
+            // Twice the restart length, plus the commit that crossed it, as without readers; plus
+            // one attempt `pages` frames later, since a reader held up past the writer's 20 ms wait
+            // makes an attempt miss (the WAL reached 2,122-2,139 pages in 2 of about 20 runs).
+            #expect(longest <= 3 * 1000 + 50, "\(longest)")
             #expect(checkpointer.wal.restarts >= 5, "\(checkpointer.wal.restarts)")
             for i in stride(from: 0, to: 3200, by: 7) {
                 #expect(try cache.data(forKey: "k\(i)") == pattern(1500, seed: UInt64(i)))
