@@ -329,6 +329,50 @@ import Testing
         }
     }
 
+    /// A reader that holds its read transaction (as another process can) keeps the WAL from
+    /// starting over; the writer's restart attempt waits for it at most ``IndexCheckpointer/restartWait``
+    /// (20 ms), not the index's 5 s busy timeout, and the WAL starts over at the first attempt
+    /// after the reader lets go.
+    @Test func aReaderThatHoldsItsTransactionCostsEachRestartAttemptOnlyAShortWait() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try Self.open(dir)
+            let checkpointer = cache.index.checkpointer
+            checkpointer.restartPages = 1000
+            for i in 0..<200 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+            let foreign = try Self.rawIndex(dir)
+            defer { foreign.close() }
+            try foreign.execute("BEGIN")
+            #expect(try foreign.first("SELECT count(*) FROM entries") { $0.int(0) } == 200)
+            var slowest = Duration.zero
+            let clock = ContinuousClock()
+            for i in 200..<3200 {
+                let started = clock.now
+                try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
+                slowest = max(slowest, clock.now - started)
+            }
+            // The WAL went past its limits (three attempts) and could not start over.
+            #expect(checkpointer.wal.restarts == 0)
+            #expect(checkpointer.wal.pages > 2 * 1000, "\(checkpointer.wal.pages)")
+            #expect(checkpointer.readersLetGo)
+            // An attempt that waited the busy timeout would have taken 5 s.
+            #expect(slowest < .seconds(1), "\(slowest)")
+            // The held snapshot is still the one it began with.
+            #expect(try foreign.first("SELECT count(*) FROM entries") { $0.int(0) } == 200)
+            try foreign.execute("COMMIT")
+            var peakAfter: Int32 = 0
+            for i in 3200..<4400 {
+                try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
+                if checkpointer.wal.restarts > 0 { peakAfter = max(peakAfter, checkpointer.wal.pages) }
+            }
+            // Started over, and bounded again as without the reader.
+            #expect(checkpointer.wal.restarts >= 1)
+            #expect(peakAfter <= 2 * 1000 + 50, "\(peakAfter)")
+            for i in stride(from: 0, to: 4400, by: 11) {
+                #expect(try cache.data(forKey: "k\(i)") == pattern(1500, seed: UInt64(i)))
+            }
+        }
+    }
+
     /// In a larger index the WAL's restart limits grow with it.
     ///
     /// An eighth of its pages before a cheap restart, a quarter in any case: a restart's sync is
