@@ -66,6 +66,31 @@ extension DiskCache {
         }
     }
 
+    /// Stages `data` under `key` for the background writer when that needs no wait for the disk,
+    /// and returns `true`; returns `false`, having done nothing, otherwise.
+    ///
+    /// It stages only what ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` would keep in
+    /// memory until its commit: in ``WriteMode/writeBehind``, a value below
+    /// ``Configuration/inlineThreshold``, in a cache that is not ``Durability/durable``, while the
+    /// staging area has room for it now. So it writes no file and never waits for the writer,
+    /// and a caller that must not block (an event loop) can store without a trip to another
+    /// thread. After `false`, store the value with
+    /// ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` on a thread that may wait.
+    ///
+    /// - Throws: As ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``, without its recovery
+    ///   from a full disk: on ``StashError/Code/diskFull``, store the value that way.
+    package func storeWithoutWaiting(_ data: Data, forKey key: String, metadata: Metadata = Metadata()) throws
+        -> Bool
+    {
+        guard writesBehind, configuration.durability != .durable, data.count < configuration.inlineThreshold.bytes
+        else { return false }
+        try Self.validate(key: key)
+        try checkSize(data.count, forKey: key, pinned: nil)
+        return try stageStore(
+            .inline(data), size: data.count, checksum: Checksum.of(data), forKey: key, timeToLive: nil, pinned: nil,
+            metadata: metadata, mayBeTurnedAway: true, waits: false)
+    }
+
     /// Stores the file at `fileURL` under `key` without loading it into memory.
     ///
     /// - Parameters:

@@ -86,10 +86,14 @@ extension DiskCache {
 
     /// Stages a value for the writer, or commits it now when it is pinned or the cache is
     /// durable; the caller has written a `.file` source's temporary file.
+    ///
+    /// With `waits` false it returns `false`, having staged nothing, where it would wait for the
+    /// writer (the staging area is full); the caller keeps `source`.
+    @discardableResult
     func stageStore(
         _ source: ValueSource, size: Int, checksum: UInt64, forKey key: String, timeToLive: Duration?,
-        pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool
-    ) throws {
+        pinned: Bool?, metadata: Metadata, mayBeTurnedAway: Bool, waits: Bool = true
+    ) throws -> Bool {
         do {
             // The index keeps seconds since 1970 as a double: a staged entry's dates are what its
             // committed row will read back, so an attribute does not change at the commit.
@@ -99,7 +103,7 @@ extension DiskCache {
             let value = StagingArea.StagedValue(
                 source: source, size: size, checksum: checksum, created: now, expires: expires, pinned: pinned,
                 metadata: metadata, mayBeTurnedAway: mayBeTurnedAway)
-            try stage(.store(value), forKey: key)
+            guard try stage(.store(value), forKey: key, waits: waits) else { return false }
         } catch {
             if case .file(let temporary) = source {
                 discardTemporary(path: temporary.path, descriptor: temporary.descriptor)
@@ -113,11 +117,13 @@ extension DiskCache {
         if pinned == true || configuration.durability == .durable {
             try flush()
         }
+        return true
     }
 
     /// Stages a change and schedules the writer; waits for the writer while the staging area
-    /// is full.
-    func stage(_ change: StagingArea.Change, forKey key: String) throws {
+    /// is full, or with `waits` false returns `false` then, having staged nothing.
+    @discardableResult
+    func stage(_ change: StagingArea.Change, forKey key: String, waits: Bool = true) throws -> Bool {
         try wrapIndexErrors { try index.throwIfReadOnly() }
         let keyBytes = Self.utf8(key)
         let (size, memorySize, holdsFile): (Int, Int, Bool)
@@ -161,13 +167,14 @@ extension DiskCache {
             }
             switch schedule {
             case .some(nil):
+                guard waits else { return false }
                 // Back-pressure: commit what is staged on this thread, after the writer's batch.
                 commitStagedNow()
             case .some(.some(let schedule)):
                 scheduleStagedCommit(after: schedule == .immediate ? .zero : configuration.maxWriteDelay)
-                return
+                return true
             case nil:
-                return
+                return true
             }
         }
     }

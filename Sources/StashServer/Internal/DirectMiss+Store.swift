@@ -44,9 +44,25 @@
             guard let body = response.body else { return eventLoop.makeSucceededVoidFuture() }
             keepInMemory(response, key: key)
             guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
+            let data = Self.sharedData(body)
+            // A body the disk tier keeps in memory until its writer commits it is staged here: no
+            // trip to a disk thread and back for a store that waits for no disk (unless the
+            // staging area is full, or a test holds the disk stores).
+            if beforeDiskStore == nil {
+                do {
+                    if try disk.storeWithoutWaiting(data, forKey: key, metadata: response.metadata) {
+                        return eventLoop.makeSucceededVoidFuture()
+                    }
+                } catch let error as StashError where error.code == .diskFull {
+                    // The disk pool's store below frees room and tries again.
+                } catch {
+                    logger.warning("could not store '\(key)' on disk: \(error)")
+                    return eventLoop.makeSucceededVoidFuture()
+                }
+            }
             return diskPool.runIfActive(eventLoop: eventLoop) {
                 beforeDiskStore?(key)
-                return try disk.store(Self.sharedData(body), forKey: key, metadata: response.metadata)
+                return try disk.store(data, forKey: key, metadata: response.metadata)
             }.recover { error in
                 logger.warning("could not store '\(key)' on disk: \(error)")
             }

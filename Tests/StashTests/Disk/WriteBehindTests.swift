@@ -300,6 +300,47 @@ import Testing
         }
     }
 
+    /// `storeWithoutWaiting` (what `stash serve`'s event loops store with) stages a small value
+    /// while the writer is held, and refuses, staging nothing and writing no file, where a
+    /// `store` would write a temporary file or wait for the writer; a refused value stored after
+    /// by `store` is kept.
+    @Test func aStoreWithoutWaitingStagesOnlyWhatNeedsNoWaitAndNoFile() throws {
+        try withTemporaryDirectory { dir in
+            let cache = try DiskCache(directory: dir, configuration: Self.staged(stagingLimit: .bytes(10_000)))
+            let held = Self.holdWriter(of: cache)
+            #expect(try cache.storeWithoutWaiting(pattern(6000, seed: 1), forKey: "first"))
+            #expect(try cache.data(forKey: "first") == pattern(6000, seed: 1))  // staged, not committed
+            #expect(cache.statistics.stagedBytes == 6000)
+            // 6,000 + 6,000 bytes would pass the 10,000 in memory: refused, not waited for.
+            // At the inline threshold a store writes a temporary file: refused too.
+            let answers = LockedValue<[Bool]>([])
+            let (returned, failure) = Self.onAThread {
+                let second = try cache.storeWithoutWaiting(pattern(6000, seed: 2), forKey: "second")
+                let large = try cache.storeWithoutWaiting(pattern(32 * 1024, seed: 3), forKey: "large")
+                answers.withLock { $0 = [second, large] }
+            }
+            #expect(returned.wait(timeout: .now() + 10) == .success)
+            #expect(failure.withLock { $0 } == nil)
+            #expect(answers.withLock { $0 } == [false, false])
+            #expect(cache.statistics.stagedBytes == 6000)
+            #expect(try cache.data(forKey: "second") == nil)
+            #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
+            #expect(throws: StashError.self) { try cache.storeWithoutWaiting(Data([1]), forKey: "") }
+            held.signal()
+            try cache.store(pattern(6000, seed: 2), forKey: "second")
+            try cache.flush()
+            #expect(try cache.data(forKey: "first") == pattern(6000, seed: 1))
+            #expect(try cache.data(forKey: "second") == pattern(6000, seed: 2))
+            #expect(try cache.totalCount == 2)
+            // A cache that commits each store refuses every one: its stores wait for the disk.
+            var immediate = Self.staged()
+            immediate.writeMode = .immediate
+            let other = try DiskCache(directory: dir.appendingPathComponent("immediate"), configuration: immediate)
+            #expect(try !other.storeWithoutWaiting(pattern(100, seed: 4), forKey: "small"))
+            #expect(try other.data(forKey: "small") == nil)
+        }
+    }
+
     /// The benchmarked alternative: the writer writes value files when it commits.
     @Test func valueFilesWrittenByTheWriterArePublishedAndFailuresLeaveNoFile() throws {
         try withTemporaryDirectory { dir in
