@@ -68,6 +68,12 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+# Counts and sizes are whole numbers: a typo fails here, with the option's name, not later in Python.
+for option in rounds:$rounds duration:$duration connections:$connections objects:$objects \
+    object-size:$object_size memory:$memory_mib; do
+    value="${option#*:}"
+    [[ $value =~ ^[0-9]+$ ]] || { echo "run-serve.sh: --${option%%:*} takes a whole number, not '$value'" >&2; exit 2; }
+done
 if [[ -n $baseline ]]; then
     [[ -x $baseline ]] || { echo "run-serve.sh: --baseline $baseline is not an executable" >&2; exit 2; }
     proxies="$proxies baseline"

@@ -19,7 +19,10 @@
         /// disk tier, as ``store(_:key:)`` and
         /// ``store(_:key:bodyFile:)`` do, without a task: the disk store runs on ``diskPool`` and
         /// the future completes on `eventLoop` once it is done (a failure is logged, not returned:
-        /// the response is still served; only the disk copy is missing).
+        /// the response is still served; only the disk copy is missing). A body that the disk tier
+        /// would keep in memory until its writer commits it is staged here, on the event loop,
+        /// when that needs no wait (`DiskCache.storeWithoutWaiting`), and the future has then
+        /// completed already.
         ///
         /// - Parameter file: The file holding the body (moved into the disk tier), when it
         ///   outgrew memory; else the body is `response`'s buffer.

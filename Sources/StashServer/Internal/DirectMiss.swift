@@ -14,7 +14,9 @@
     ///   client's channel and to the ``BodySpool`` with no trip between threads;
     /// * the head waits for the first chunk (a body that comes whole goes out with its head and end
     ///   in one write); the last chunk is held back until the response is stored in the memory
-    ///   tier, and goes before the disk tier's store of it ends, which runs on a disk thread; the
+    ///   tier, and goes before the disk tier's store of it ends, which runs on a disk thread (a
+    ///   body below the disk tier's inline threshold is staged for its writer on this loop, which
+    ///   waits for no disk: ``ResponseStore/storeMiss(_:key:bodyFile:on:)``); the
     ///   fill ends with that store, so that a request that follows finds the response (it waits for
     ///   the fill when the memory tier did not keep it). While the bodies that wait for their disk
     ///   store so hold 8 MiB, and for a body spooled to a file, the last chunk waits for the store;
