@@ -154,6 +154,65 @@
             #expect(message.contains("ftp://example/x"))
         }
 
+        /// `--exit-with-parent`: a proxy whose parent process was killed shuts down by itself; without
+        /// the flag it keeps running, an orphan (which the test then stops).
+        @Test(arguments: [true, false])
+        func aProxyStartedWithExitWithParentDoesNotOutliveItsParent(exitsWithParent: Bool) async throws {
+            let origin = try await Origin.start()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stash-parent-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let output = directory.appendingPathComponent("serve.out").path
+            var serve = ["serve", "--origin", origin.url, "--listen", "127.0.0.1:0"]
+            if exitsWithParent { serve.append("--exit-with-parent") }
+            // A shell starts the proxy in the background, prints its process id and waits: the
+            // shell is the proxy's parent, and the test kills it.
+            let shell = ChildProcess()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments =
+                ["-c", "\"$0\" \"$@\" > '\(output)' 2>&1 & echo $!; exec sleep 120", try ServeProcess.executable.path]
+                + serve
+            let pipe = Pipe()
+            shell.standardOutput = pipe
+            try shell.run()
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let data = pipe.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                line.append(data)
+            }
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let pid = try #require(pid_t(text))
+            let listening = await eventually {
+                (try? String(contentsOfFile: output, encoding: .utf8))?.contains("listening on") == true
+            }
+            #expect(listening)
+            kill(shell.processIdentifier, SIGKILL)
+            shell.waitUntilExit()
+            if exitsWithParent {
+                #expect(await eventually { !Self.isRunning(pid) }, "the proxy outlived its parent")
+            } else {
+                #expect(await !eventually(within: 2) { !Self.isRunning(pid) })
+                kill(pid, SIGTERM)
+                #expect(await eventually { !Self.isRunning(pid) })
+            }
+            await origin.stop()
+        }
+
+        /// Whether process `pid` runs: it exists and, on Linux, is not a zombie (an orphan that
+        /// exited and that its new parent has not reaped yet).
+        static func isRunning(_ pid: pid_t) -> Bool {
+            guard kill(pid, 0) == 0 else { return false }
+            #if os(Linux)
+                if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                    let end = stat.lastIndex(of: ")")
+                {
+                    return !stat[stat.index(after: end)...].hasPrefix(" Z")
+                }
+            #endif
+            return true
+        }
+
         /// Runs `stash` with `arguments` to its exit: its status and standard error.
         static func runToExit(_ arguments: [String]) throws -> (status: Int32, errors: String) {
             let process = ChildProcess()

@@ -72,13 +72,15 @@ extension DiskCache {
     /// It stages only what ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` would keep in
     /// memory until its commit: in ``WriteMode/writeBehind``, a value below
     /// ``Configuration/inlineThreshold``, in a cache that is not ``Durability/durable``, while the
-    /// staging area has room for it now. So it writes no file and never waits for the writer,
-    /// and a caller that must not block (an event loop) can store without a trip to another
-    /// thread. After `false`, store the value with
-    /// ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` on a thread that may wait.
+    /// staging area has room for it now and no failed background commit waits to be reported.
+    /// So it writes no file and never waits for the writer, and a caller that must not block (an
+    /// event loop) can store without a trip to another thread. After `false`, store the value
+    /// with ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt`` on a thread that may wait: that
+    /// store throws the failure, or recovers from it when the disk was full.
     ///
-    /// - Throws: As ``store(_:forKey:timeToLive:pinned:metadata:)-6bikt``, without its recovery
-    ///   from a full disk: on ``StashError/Code/diskFull``, store the value that way.
+    /// - Throws: ``StashError`` with ``StashError/Code/invalidKey`` for an empty key,
+    ///   ``StashError/Code/tooLarge`` for a value larger than the size limit, and
+    ///   ``StashError/Code/readOnly`` for a read-only cache. A failed call changes nothing.
     package func storeWithoutWaiting(_ data: Data, forKey key: String, metadata: Metadata = Metadata()) throws
         -> Bool
     {

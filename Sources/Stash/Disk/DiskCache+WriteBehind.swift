@@ -121,7 +121,8 @@ extension DiskCache {
     }
 
     /// Stages a change and schedules the writer; waits for the writer while the staging area
-    /// is full, or with `waits` false returns `false` then, having staged nothing.
+    /// is full, or with `waits` false returns `false` then, having staged nothing (and when a
+    /// background commit's failure waits to be thrown, which it leaves in place).
     @discardableResult
     func stage(_ change: StagingArea.Change, forKey key: String, waits: Bool = true) throws -> Bool {
         try wrapIndexErrors { try index.throwIfReadOnly() }
@@ -137,9 +138,12 @@ extension DiskCache {
         let sizeLimit = effectiveSizeLimit.bytes
         if case .remove = change { accessLog.withLock { $0.forget(keyBytes) } }
         while true {
-            try throwPendingFailure()
+            // A caller that may not wait leaves an earlier commit's failure to the next one that
+            // may: its store recovers from a full disk (``withDiskFullRecovery(size:forKey:_:)``).
+            if waits { try throwPendingFailure() }
             let schedule = staging.withLock { staging -> AccessFlushSchedule?? in
                 guard
+                    waits || staging.failure == nil,
                     staging.admits(
                         size: size, memorySize: memorySize, holdsFile: holdsFile, memoryLimit: limit,
                         limit: fileLimit, fileLimit: Self.stagedFileCountLimit, countLimit: Self.stagingCountLimit)

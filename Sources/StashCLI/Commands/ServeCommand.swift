@@ -103,6 +103,13 @@
                 valueName: "size"))
         var rangeFetchLimitText: String?
 
+        @Flag(
+            name: .customLong("exit-with-parent"),
+            help: ArgumentHelp(
+                "Shut down, as on SIGTERM, once the process that started stash serve has exited (checked twice a second): for a proxy that a test harness or a development tool starts, which must not outlive it."
+            ))
+        var exitWithParent = false
+
         func run() async throws {
             guard let originURL = URL(string: origin), originURL.scheme != nil, originURL.host != nil else {
                 throw CLIError.usage(
@@ -159,11 +166,13 @@
                 throw CLIError(error, while: "starting the proxy")
             }
             let signals = Self.onTermination { Task { await server.shutdown() } }
+            let parentWatch = exitWithParent ? Self.onParentExit { Task { await server.shutdown() } } : nil
             var line = "listening on \(configuration.host):\(server.port ?? configuration.port)"
             if let metricsPort = server.metricsPort { line += ", metrics on \(configuration.host):\(metricsPort)" }
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             await server.waitUntilStopped()
             for source in signals { source.cancel() }
+            parentWatch?.cancel()
         }
 
         /// Parses `HOST:PORT` (or `[V6]:PORT`).
@@ -176,6 +185,26 @@
             var host = String(text[..<colon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             return (host.isEmpty ? "127.0.0.1" : host, port)
+        }
+
+        /// Runs `action` once the parent process has exited.
+        ///
+        /// The process is then a child of another (init, or a subreaper), so its parent's
+        /// identifier changes. Polled: no signal tells a process that its parent exited on every
+        /// platform (Linux's `PR_SET_PDEATHSIG` follows the thread that started it, not the process).
+        static func onParentExit(_ action: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
+            let parent = getppid()
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+            // The handler holds the timer until it is cancelled, here or by the caller: a source's
+            // handler never runs twice at once, and not after the cancel.
+            timer.setEventHandler {
+                guard getppid() != parent else { return }
+                timer.cancel()
+                action()
+            }
+            timer.resume()
+            return timer
         }
 
         /// Runs `action` on SIGTERM or SIGINT instead of dying.

@@ -19,10 +19,11 @@
         /// disk tier, as ``store(_:key:)`` and
         /// ``store(_:key:bodyFile:)`` do, without a task: the disk store runs on ``diskPool`` and
         /// the future completes on `eventLoop` once it is done (a failure is logged, not returned:
-        /// the response is still served; only the disk copy is missing). A body that the disk tier
-        /// would keep in memory until its writer commits it is staged here, on the event loop,
-        /// when that needs no wait (`DiskCache.storeWithoutWaiting`), and the future has then
-        /// completed already.
+        /// the response is still served; only the disk copy is missing).
+        ///
+        /// A body that the disk tier would keep in memory until its writer commits it is staged
+        /// here, on the event loop, when that needs no wait (`DiskCache.storeWithoutWaiting`), and
+        /// the future has then completed already.
         ///
         /// - Parameter file: The file holding the body (moved into the disk tier), when it
         ///   outgrew memory; else the body is `response`'s buffer.
@@ -50,14 +51,13 @@
             let data = Self.sharedData(body)
             // A body the disk tier keeps in memory until its writer commits it is staged here: no
             // trip to a disk thread and back for a store that waits for no disk (unless the
-            // staging area is full, or a test holds the disk stores).
+            // staging area is full, a failed commit waits to be reported, or a test holds the
+            // disk stores).
             if beforeDiskStore == nil {
                 do {
                     if try disk.storeWithoutWaiting(data, forKey: key, metadata: response.metadata) {
                         return eventLoop.makeSucceededVoidFuture()
                     }
-                } catch let error as StashError where error.code == .diskFull {
-                    // The disk pool's store below frees room and tries again.
                 } catch {
                     logger.warning("could not store '\(key)' on disk: \(error)")
                     return eventLoop.makeSucceededVoidFuture()

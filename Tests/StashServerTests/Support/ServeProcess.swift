@@ -41,7 +41,8 @@
         static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> ServeProcess {
             let process = ChildProcess()
             process.executableURL = try executable
-            process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+            // A test process that dies leaves no proxy behind.
+            process.arguments = ["serve", "--listen", "127.0.0.1:0", "--exit-with-parent"] + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let outPipe = Pipe()
             let errPipe = Pipe()

@@ -453,6 +453,9 @@ import Testing
             #expect(try cache.data(forKey: "kept") == pattern(100, seed: 1))
             #expect(valueFilesBelow(dir.appendingPathComponent("data")).isEmpty)
             #expect(filesBelow(dir.appendingPathComponent("tmp")).isEmpty)
+            // A store that may not wait leaves the failure to the next store that may.
+            #expect(try !cache.storeWithoutWaiting(pattern(10, seed: 5), forKey: "quick"))
+            #expect(try cache.data(forKey: "quick") == nil)
             // The next call throws the failure, once, and changes nothing.
             #expect {
                 try cache.store(pattern(10, seed: 4), forKey: "next")
