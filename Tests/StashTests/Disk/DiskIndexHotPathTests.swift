@@ -16,6 +16,16 @@ import Testing
         return try DiskCache(directory: dir, configuration: configuration)
     }
 
+    /// A cache whose writer tries to restart the WAL from 1000 pages, holding 200 entries of
+    /// 1,500 bytes (`k0` to `k199`), and its checkpointer.
+    static func openWith200Entries(_ dir: URL) throws -> (DiskCache, IndexCheckpointer) {
+        let cache = try open(dir)
+        let checkpointer = cache.index.checkpointer
+        checkpointer.restartPages = 1000
+        for i in 0..<200 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+        return (cache, checkpointer)
+    }
+
     static func rawIndex(_ dir: URL, busyTimeout: Duration = .seconds(5)) throws -> SQLiteConnection {
         try SQLiteConnection(
             path: DiskIndex.databasePath(inRoot: dir.standardizedFileURL.path), busyTimeout: busyTimeout,
@@ -293,10 +303,7 @@ import Testing
     /// had grown to 7.4 GB (the index: 2.1 GB).
     @Test func theWALStartsOverWhileOtherThreadsReadWithoutAPause() throws {
         try withTemporaryDirectory { dir in
-            let cache = try Self.open(dir)
-            let checkpointer = cache.index.checkpointer
-            checkpointer.restartPages = 1000
-            for i in 0..<200 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+            let (cache, checkpointer) = try Self.openWith200Entries(dir)
             let done = LockedValue(false)
             let reads = LockedValue(0)
             let readers = DispatchGroup()
@@ -335,10 +342,7 @@ import Testing
     /// after the reader lets go.
     @Test func aReaderThatHoldsItsTransactionCostsEachRestartAttemptOnlyAShortWait() throws {
         try withTemporaryDirectory { dir in
-            let cache = try Self.open(dir)
-            let checkpointer = cache.index.checkpointer
-            checkpointer.restartPages = 1000
-            for i in 0..<200 { try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)") }
+            let (cache, checkpointer) = try Self.openWith200Entries(dir)
             let foreign = try Self.rawIndex(dir)
             defer { foreign.close() }
             try foreign.execute("BEGIN")
