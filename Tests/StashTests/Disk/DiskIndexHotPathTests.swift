@@ -354,8 +354,9 @@ import Testing
                 try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
                 slowest = max(slowest, clock.now - started)
             }
-            // The WAL went past its limits (three attempts) and could not start over.
-            #expect(checkpointer.wal.restarts == 0)
+            // The WAL went past its limits and could not start over. (It may have once, early: a
+            // reader whose snapshot began with every frame copied reads the database file alone,
+            // and SQLite lets the WAL start over under it; seen once under AddressSanitizer.)
             #expect(checkpointer.wal.pages > 2 * 1000, "\(checkpointer.wal.pages)")
             #expect(checkpointer.readersLetGo)
             // An attempt that waited the busy timeout would have taken 5 s.
@@ -363,13 +364,14 @@ import Testing
             // The held snapshot is still the one it began with.
             #expect(try foreign.first("SELECT count(*) FROM entries") { $0.int(0) } == 200)
             try foreign.execute("COMMIT")
+            let restartsWhileHeld = checkpointer.wal.restarts
             var peakAfter: Int32 = 0
             for i in 3200..<4400 {
                 try cache.store(pattern(1500, seed: UInt64(i)), forKey: "k\(i)")
-                if checkpointer.wal.restarts > 0 { peakAfter = max(peakAfter, checkpointer.wal.pages) }
+                if checkpointer.wal.restarts > restartsWhileHeld { peakAfter = max(peakAfter, checkpointer.wal.pages) }
             }
             // Started over, and bounded again as without the reader.
-            #expect(checkpointer.wal.restarts >= 1)
+            #expect(checkpointer.wal.restarts > restartsWhileHeld)
             #expect(peakAfter <= 2 * 1000 + 50, "\(peakAfter)")
             for i in stride(from: 0, to: 4400, by: 11) {
                 #expect(try cache.data(forKey: "k\(i)") == pattern(1500, seed: UInt64(i)))
