@@ -297,7 +297,15 @@
         /// Runs a disk-tier operation on ``diskPool`` (on the caller without one).
         func offLoop<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
             guard let diskPool else { return try body() }
-            return try await diskPool.runIfActive(body)
+            // The result also passes through a lock. The continuation alone orders the disk
+            // thread's writes before the task's reads, but ThreadSanitizer did not see that order
+            // once (a response built by `diskLookUp` and read by `matches`, in CI's serve suite),
+            // most likely for a continuation resumed before its task suspended, a path of the
+            // runtime that it does not instrument. A lock it sees.
+            let result = LockedValue<Result<T, any Error>?>(nil)
+            try await diskPool.runIfActive { result.withLock { $0 = Result(catching: body) } }
+            guard let answer = result.withLock({ $0 }) else { throw NIOThreadPoolError.ThreadPoolInactive() }
+            return try answer.get()
         }
 
         private func sharedLookUp(key: String) async -> CachedResponse? {
