@@ -49,13 +49,16 @@
             keepInMemory(response, key: key)
             guard let disk, let diskPool else { return eventLoop.makeSucceededVoidFuture() }
             let data = Self.sharedData(body)
+            // Built once: the pool's store below needs it too when the staging one declines (every
+            // body at or above the inline threshold).
+            let metadata = response.metadata
             // A body the disk tier keeps in memory until its writer commits it is staged here: no
             // trip to a disk thread and back for a store that waits for no disk (unless the
             // staging area is full, a failed commit waits to be reported, or a test holds the
             // disk stores).
             if beforeDiskStore == nil {
                 do {
-                    if try disk.storeWithoutWaiting(data, forKey: key, metadata: response.metadata) {
+                    if try disk.storeWithoutWaiting(data, forKey: key, metadata: metadata) {
                         return eventLoop.makeSucceededVoidFuture()
                     }
                 } catch {
@@ -65,7 +68,7 @@
             }
             return diskPool.runIfActive(eventLoop: eventLoop) {
                 beforeDiskStore?(key)
-                return try disk.store(data, forKey: key, metadata: response.metadata)
+                return try disk.store(data, forKey: key, metadata: metadata)
             }.recover { error in
                 logger.warning("could not store '\(key)' on disk: \(error)")
             }
