@@ -147,6 +147,7 @@ let package = Package(
         .executableTarget(
             name: "StashRelayFloor",
             dependencies: [
+                "Stash",
                 product("NIOCore", "swift-nio", when: ["Serve"]), product("NIOPosix", "swift-nio", when: ["Serve"]),
                 product("NIOHTTP1", "swift-nio", when: ["Serve"]),
             ],

@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
-# CPU time that a caching proxy spends per miss: two builds of `stash serve` (e.g. before and after a
-# change to the origin client), or one and nginx `proxy_cache`, in interleaved rounds, each taking one
-# pass over every object of a working set (all misses: every request goes to the origin and is
-# stored), in front of one nginx origin.
+# CPU time that a caching proxy spends per miss: two or more builds of `stash serve` (e.g. before and
+# after a change to the origin client), or one and nginx `proxy_cache`, or the floors below, in
+# interleaved rounds, each taking one pass over every object of a working set (all misses: every
+# request goes to the origin and is stored), in front of one nginx origin. Each round starts one
+# proxy further along the list, so that none always runs first.
 #
-#   Benchmarks/serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]
-#                                [--fresh-fs]
+#   Benchmarks/serve-miss-cpu.sh BASE NEW [MORE ...] [--rounds N] [--objects N] [--connections N]
+#                                [--memory-only] [--fresh-fs]
 #
-# BASE and NEW are `stash` binaries, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
-# (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk), or `nginx-relay`: the
-# same nginx without `proxy_cache` (it relays and stores nothing: against `nginx`, its cache's share), or
-# `nio-relay`: the floor of a relay on SwiftNIO's HTTP/1.1 codec (Benchmarks/floor/nio-relay: one origin
-# connection per client connection on the same event loop, nothing looked up or stored; built here in
-# release into .build-release). `stash serve` runs with
-# `--memory-limit 64MiB` and a 2 GiB disk tier; with `--memory-only`, without the disk tier (the relay and
-# the memory tier alone: against a run with it, the disk tier's share of a miss).
+# Each proxy is a `stash` binary, or `nginx`: nginx `proxy_cache` as run-serve.sh configures it
+# (`worker_processes auto`, keep-alive upstream, 16 MiB keys zone, 2 GiB on disk), or `nginx-relay`:
+# the same nginx without `proxy_cache` (it relays and stores nothing: against `nginx`, its cache's
+# share), or `nio-relay`: the floor of a relay on SwiftNIO's HTTP/1.1 codec
+# (Benchmarks/floor/nio-relay: one origin connection per client connection on the same event loop,
+# nothing looked up or stored; built here in release into .build-release), `nio-relay-store`: that
+# floor storing each response in a `DiskCache` configured as `stash serve`'s disk tier (the least a
+# proxy on Stash's disk tier does per miss), or `nio-relay-files`: that floor writing each response to
+# a temporary file renamed into a fan-out, as nginx's `proxy_cache` stores (the same relay storing
+# without an index); `nio-relay-store-on-loop` and `nio-relay-files-on-loop` store on the event loop
+# instead of a thread pool, as nginx's workers do. `stash serve` runs with `--memory-limit 64MiB` and a
+# 2 GiB disk tier; with `--memory-only`, without the disk tier (the relay and the memory tier alone:
+# against a run with it, the disk tier's share of a miss).
 #
 # The objects are those of run-serve.sh (seeded: 60 % 1-8 KiB, 30 % 8-64 KiB, 10 % 64-512 KiB). For
 # each run it reports the proxy's CPU time (utime + stime from /proc/PID/stat of its processes, before
-# and after the pass) per request, and the pass's wall-clock seconds; then the medians of each and
-# their ratio. CPU time per request is the figure to quote on a shared machine: wall-clock time moves
-# with what else runs. Each run starts the proxy on a cache directory of its own, all removed at the
-# exit. Every server listens on 127.0.0.1 and is stopped when the script exits.
+# and after the pass) per request, and the pass's wall-clock seconds; then the medians of each, their
+# ratios to BASE's, and the medians of the per-round ratios. CPU time per request is the figure to
+# quote on a shared machine: wall-clock time moves with what else runs. Each run starts the proxy on a
+# cache directory of its own, all removed at the exit. Every server listens on 127.0.0.1 and is stopped
+# when the script exits.
 #
 # `--fresh-fs` (root only) puts the whole run on a new ext4 file system, a sparse image below
 # TMPDIR mounted through a loop device and removed at the exit: nothing was deleted on it before,
@@ -30,9 +37,11 @@
 # loop device adds its own layer, so quote its figures as ratios within the run.
 set -euo pipefail
 
-base_bin="${1:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]}"
-new_bin="${2:?usage: serve-miss-cpu.sh BASE NEW [--rounds N] [--objects N] [--connections N] [--memory-only]}"
-shift 2
+usage="usage: serve-miss-cpu.sh BASE NEW [MORE ...] [--rounds N] [--objects N] [--connections N] [--memory-only] [--fresh-fs]"
+proxies=()
+while [[ $# -gt 0 && $1 != --* ]]; do proxies+=("$1"); shift; done
+[[ ${#proxies[@]} -ge 2 ]] || { echo "$usage" >&2; exit 2; }
+count=${#proxies[@]}
 rounds=3
 objects=4000
 connections=32
@@ -46,13 +55,13 @@ while [[ $# -gt 0 ]]; do
         --connections) connections="$2"; shift ;;
         --memory-only) memory_only=1 ;;
         --fresh-fs) fresh_fs=1 ;;
-        *) echo "serve-miss-cpu.sh: unknown argument $1" >&2; exit 2 ;;
+        *) echo "serve-miss-cpu.sh: unknown argument $1" >&2; echo "$usage" >&2; exit 2 ;;
     esac
     shift
 done
 command -v nginx >/dev/null || { echo "serve-miss-cpu.sh: nginx is needed (apt-get install nginx-light)" >&2; exit 2; }
 relay_floor=""
-if [[ $base_bin == nio-relay || $new_bin == nio-relay ]]; then
+if [[ " ${proxies[*]}" == *" nio-relay"* ]]; then
     repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     (cd "$repo_root" && PATH=/opt/swift/usr/bin:$PATH swift build -c release --traits Serve \
         --product StashRelayFloor --scratch-path "$repo_root/.build-release" >&2)
@@ -66,7 +75,7 @@ if [[ $fresh_fs == 1 ]]; then
     [[ $(id -u) == 0 ]] || { echo "serve-miss-cpu.sh: --fresh-fs mounts a file system: run it as root" >&2; exit 2; }
     # Room for the objects, then every pass's cache (each about the objects' size) and spare.
     image="$work.img"
-    truncate -s "$(( (objects * 48 * 1024) * (2 * rounds + 2) + (4 << 30) ))" "$image"
+    truncate -s "$(( (objects * 48 * 1024) * (count * rounds + 2) + (4 << 30) ))" "$image"
     mkfs.ext4 -q -F "$image"
     mount -o loop "$image" "$work"
     chmod 755 "$work"
@@ -165,9 +174,12 @@ CONF
 results="$work/results.tsv"
 : >"$results"
 for round in $(seq "$rounds"); do
-    for label in base new; do
-        bin="$base_bin"
-        [[ $label == new ]] && bin="$new_bin"
+    # Each round starts one proxy further along, so that none always runs first (the first pass of
+    # a round comes out a few per cent slower).
+    for step in $(seq 0 $((count - 1))); do
+        index=$(( (step + round - 1) % count ))
+        bin="${proxies[$index]}"
+        label="$((index + 1))"
         port="$(free_port)"
         # A new cache directory for each run, all removed at the exit: ext4 passes over inodes freed
         # in the last 60-300 s when it allocates one, so a pass that follows the removal of the
@@ -178,6 +190,12 @@ for round in $(seq "$rounds"); do
             start_nginx_proxy "$dir" "$port" "${bin#nginx-}"
         elif [[ $bin == nio-relay ]]; then
             "$relay_floor" "$port" "$origin_port" >"$work/relay-$label.log" 2>&1 &
+            pid=$!
+        elif [[ $bin == nio-relay-* ]]; then
+            mode="${bin#nio-relay-}"
+            floor_options=(--"${mode%-on-loop}" "$dir")
+            [[ $mode == *-on-loop ]] && floor_options+=(--on-loop)
+            "$relay_floor" "$port" "$origin_port" "${floor_options[@]}" >"$work/relay-$label.log" 2>&1 &
             pid=$!
         else
             storage=(--dir "$dir" "${stash_storage[@]}")
@@ -201,17 +219,25 @@ for round in $(seq "$rounds"); do
         wait "$pid" 2>/dev/null || true
         cpu_us=$(( (after - before) * 1000000 / ticks_per_second / objects ))
         printf '%s\t%s\t%s\t%s\n' "$round" "$label" "$cpu_us" "$seconds" >>"$results"
-        echo "round $round $label ($(basename "$bin")): ${cpu_us} µs CPU per miss, pass ${seconds} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "round $round #$label ($(basename "$bin")): ${cpu_us} µs CPU per miss, pass ${seconds} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
 done
-python3 - "$results" "$objects" <<'PY'
+python3 - "$results" "$objects" "${proxies[@]}" <<'PY'
 import statistics, sys
 rows = [line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line]
-def med(label, column): return statistics.median(float(r[column]) for r in rows if r[1] == label)
-base_cpu, new_cpu = med("base", 2), med("new", 2)
-print(f"{sys.argv[2]} misses per pass, medians of {len(rows) // 2} interleaved rounds:")
-print(f"  base: {base_cpu:.0f} µs CPU per miss, pass {med('base', 3):.2f} s")
-print(f"  new:  {new_cpu:.0f} µs CPU per miss, pass {med('new', 3):.2f} s")
-print(f"  new / base CPU per miss: {new_cpu / base_cpu:.2f}")
-print(f"  new / base pass time: {med('new', 3) / med('base', 3):.2f}")
+names = [name.rsplit("/", 1)[-1] for name in sys.argv[3:]]
+def values(label, column): return {r[0]: float(r[column]) for r in rows if r[1] == label}
+print(f"{sys.argv[2]} misses per pass, medians of {len(rows) // len(names)} rounds (each proxy first in turn);")
+print("ratios against #1: of the medians, and the median of the per-round ratios")
+base_cpu, base_time = values("1", 2), values("1", 3)
+for index, name in enumerate(names):
+    cpu, time = values(str(index + 1), 2), values(str(index + 1), 3)
+    line = f"  #{index + 1} {name}: {statistics.median(cpu.values()):.0f} µs CPU per miss, pass {statistics.median(time.values()):.2f} s"
+    if index > 0:
+        per_round_cpu = statistics.median(cpu[r] / base_cpu[r] for r in cpu)
+        per_round_time = statistics.median(time[r] / base_time[r] for r in time)
+        line += (f"; CPU {statistics.median(cpu.values()) / statistics.median(base_cpu.values()):.2f}×"
+                 f" (per round {per_round_cpu:.2f}×), time {statistics.median(time.values()) / statistics.median(base_time.values()):.2f}×"
+                 f" (per round {per_round_time:.2f}×)")
+    print(line)
 PY
