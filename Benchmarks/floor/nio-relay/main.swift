@@ -45,7 +45,7 @@
 
         /// Keeps `body` (with `head`'s fields) under `key`; a failure ends the process, as a floor
         /// that silently stored nothing would measure nothing.
-        func keep(head: HTTPResponseHead, body: ByteBuffer, key: String, on eventLoop: any EventLoop) {
+        func keep(head: HTTPResponseHead, body: ByteBuffer, key: String) {
             switch self {
             case .none:
                 return
@@ -133,9 +133,9 @@
                 client.write(HTTPServerResponsePart.body(.byteBuffer(bytes)), promise: nil)
             case .end:
                 client.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
-                let target = targets.isEmpty ? "" : targets.removeFirst()
                 if let head {
-                    storage.keep(head: head, body: body, key: target, on: context.eventLoop)
+                    let target = targets.removeFirst()
+                    storage.keep(head: head, body: body, key: target)
                     self.head = nil
                     body = ByteBuffer()
                 }
@@ -173,7 +173,7 @@
             case .end(let trailers):
                 part = .end(trailers)
             }
-            if case .head(let head) = part {
+            if storage.keeps, case .head(let head) = part {
                 if let originSide { originSide.targets.append(head.uri) } else { pendingTargets.append(head.uri) }
             }
             if let origin {
