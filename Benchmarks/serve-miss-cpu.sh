@@ -41,6 +41,12 @@ usage="usage: serve-miss-cpu.sh BASE NEW [MORE ...] [--rounds N] [--objects N] [
 proxies=()
 while [[ $# -gt 0 && $1 != --* ]]; do proxies+=("$1"); shift; done
 [[ ${#proxies[@]} -ge 2 ]] || { echo "$usage" >&2; exit 2; }
+for proxy in "${proxies[@]}"; do
+    case "$proxy" in
+        nio-relay-store | nio-relay-files | nio-relay-store-on-loop | nio-relay-files-on-loop) ;;
+        nio-relay-*) echo "serve-miss-cpu.sh: unknown floor $proxy" >&2; echo "$usage" >&2; exit 2 ;;
+    esac
+done
 count=${#proxies[@]}
 rounds=3
 objects=4000

@@ -5,16 +5,20 @@
 //
 //   StashRelayFloor LISTEN-PORT ORIGIN-PORT [--store DIR | --files DIR] [--on-loop]
 //
-// Both ports are on 127.0.0.1; one event loop per core. Without an option it stores nothing. With
-// `--store DIR` it also keeps each response in a `DiskCache` in DIR, configured as `stash serve`
-// configures its disk tier (a 2 GiB size limit, the defaults otherwise): the body, collected in one
-// buffer as it is relayed, and the head's fields as metadata, staged on the event loop when that needs
-// no wait (`storeWithoutWaiting`), else stored on a thread pool, as `stash serve` stores a miss. No
-// lookup before the miss, no memory tier, no policy: the least a proxy on Stash's disk tier does per
-// miss. With `--files DIR` it instead writes each response (head and body) to a temporary file on the
-// thread pool and renames it into a two-level fan-out under DIR, as nginx's `proxy_cache` does: the
-// same relay storing without an index. With `--on-loop`, either store runs on the event loop that
-// relayed the response, blocking it, as nginx's workers write their cache files.
+// Both ports are on 127.0.0.1; one event loop per core. Without an option it stores nothing. With an
+// option it collects each response's body in one buffer as it relays it (the one copy a store
+// needs), and keeps that buffer as it is, with no second copy:
+//
+// * `--store DIR`: in a `DiskCache` in DIR, configured as `stash serve` configures its disk tier (a
+//   2 GiB size limit, the defaults otherwise), with the head's fields as metadata; staged on the event
+//   loop when that needs no wait (`storeWithoutWaiting`), else stored on a thread pool, as `stash
+//   serve` stores a miss. No lookup before the miss, no memory tier, no policy: the least a proxy on
+//   Stash's disk tier does per miss.
+// * `--files DIR`: the head and body written to a temporary file on the thread pool and renamed into
+//   a two-level fan-out under DIR, as nginx's `proxy_cache` does: the same relay storing without an
+//   index.
+// * `--on-loop` (after either): the store runs on the event loop that relayed the response, blocking
+//   it, as nginx's workers write their cache files.
 //
 // Benchmarks/serve-miss-cpu.sh runs these as `nio-relay`, `nio-relay-store` and `nio-relay-files`
 // beside `stash serve` and nginx. It serves one request at a time per connection (no pipelining) and
@@ -45,24 +49,23 @@
 
         /// Keeps `body` (with `head`'s fields) under `key`; a failure ends the process, as a floor
         /// that silently stored nothing would measure nothing.
-        func keep(head: HTTPResponseHead, body: ByteBuffer, key: String) {
+        func keep(head: HTTPResponseHead, body: Data, key: String) {
             switch self {
             case .none:
                 return
             case .diskCache(let cache, let pool):
-                let data = Data(body.readableBytesView)
                 var fields: [String: String] = ["status": String(head.status.code)]
                 for (name, value) in head.headers { fields[name.lowercased()] = value }
                 let metadata = DiskCache.Metadata(
                     contentType: head.headers.first(name: "content-type"), etag: head.headers.first(name: "etag"),
                     lastModified: head.headers.first(name: "last-modified"), extra: fields)
                 do {
-                    if try cache.storeWithoutWaiting(data, forKey: key, metadata: metadata) { return }
+                    if try cache.storeWithoutWaiting(body, forKey: key, metadata: metadata) { return }
                 } catch {
                     fatalError("could not stage \(key): \(error)")
                 }
                 let store = {
-                    do { try cache.store(data, forKey: key, metadata: metadata) } catch {
+                    do { try cache.store(body, forKey: key, metadata: metadata) } catch {
                         fatalError("could not store \(key): \(error)")
                     }
                 }
@@ -71,18 +74,17 @@
                 var text = "HTTP/1.1 \(head.status.code)\r\n"
                 for (name, value) in head.headers { text += "\(name): \(value)\r\n" }
                 text += "\r\n"
-                let headBytes = Array(text.utf8)
-                let bodyBytes = Array(body.readableBytesView)
+                let headBytes = Data(text.utf8)
                 guard let pool else {
-                    return Self.writeFile(directory: directory, key: key, head: headBytes, body: bodyBytes)
+                    return Self.writeFile(directory: directory, key: key, head: headBytes, body: body)
                 }
-                pool.submit { _ in Self.writeFile(directory: directory, key: key, head: headBytes, body: bodyBytes) }
+                pool.submit { _ in Self.writeFile(directory: directory, key: key, head: headBytes, body: body) }
             }
         }
 
         /// Writes a temporary file and renames it to `directory/x/yz/<hash>`, creating the
         /// directories on first use.
-        private static func writeFile(directory: String, key: String, head: [UInt8], body: [UInt8]) {
+        private static func writeFile(directory: String, key: String, head: Data, body: Data) {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
             let name = String(hash, radix: 16)
@@ -113,7 +115,9 @@
         /// The targets of the requests sent and not yet answered, oldest first.
         var targets: [String] = []
         private var head: HTTPResponseHead?
-        private var body = ByteBuffer()
+        /// The body collected as it is relayed (the one copy a store needs; the store and the file
+        /// writes take it as it is).
+        private var body = Data()
 
         init(client: any Channel, storage: Storage) {
             self.client = client
@@ -126,10 +130,12 @@
                 client.write(HTTPServerResponsePart.head(head), promise: nil)
                 if storage.keeps {
                     self.head = head
-                    body.clear()
+                    body = Data(capacity: head.headers.first(name: "content-length").flatMap { Int($0) } ?? 0)
                 }
             case .body(let bytes):
-                if self.head != nil { body.writeImmutableBuffer(bytes) }
+                if self.head != nil {
+                    bytes.withUnsafeReadableBytes { body.append($0.assumingMemoryBound(to: UInt8.self)) }
+                }
                 client.write(HTTPServerResponsePart.body(.byteBuffer(bytes)), promise: nil)
             case .end:
                 client.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
@@ -137,7 +143,7 @@
                     let target = targets.removeFirst()
                     storage.keep(head: head, body: body, key: target)
                     self.head = nil
-                    body = ByteBuffer()
+                    body = Data()
                 }
             }
         }
