@@ -64,7 +64,7 @@
                 } catch {
                     fatalError("could not stage \(key): \(error)")
                 }
-                let store = {
+                let store: @Sendable () -> Void = {
                     do { try cache.store(body, forKey: key, metadata: metadata) } catch {
                         fatalError("could not store \(key): \(error)")
                     }
